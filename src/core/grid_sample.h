@@ -1,0 +1,31 @@
+// Grid sampler: parameters, validation and output shape, shared by every backend.
+//
+// Numerics follow torch.nn.functional.grid_sample on 4-D input (ATen's grid_sampler_2d), using
+// PyTorch's integer codes for the modes, as mmcv and mmdeploy export them.
+#pragma once
+
+#include <cstdint>
+
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace opbridge {
+
+enum class GridInterpolation { kBilinear = 0, kNearest = 1, kBicubic = 2 };
+enum class GridPadding { kZeros = 0, kBorder = 1, kReflection = 2 };
+
+struct GridSampleParams {
+  GridInterpolation interpolation = GridInterpolation::kBilinear;
+  GridPadding padding = GridPadding::kZeros;
+  bool align_corners = false;
+};
+
+// Attribute rules on the raw integer codes, checked when the session is created.
+Status MakeGridSampleParams(int64_t interpolation_mode, int64_t padding_mode,
+                            int64_t align_corners, GridSampleParams* params);
+// Shape rules: input [N, C, H, W] with H, W > 0; grid [N, Ho, Wo, 2] with the same N.
+Status CheckGridSampleShapes(const Shape& input, const Shape& grid);
+// [N, C, Ho, Wo]
+Shape GridSampleOutputShape(const Shape& input, const Shape& grid);
+
+}  // namespace opbridge

@@ -1,0 +1,46 @@
+#include "core/roi_align.h"
+
+#include <cmath>
+
+namespace opbridge {
+
+Status CheckRoiAlignParams(const RoiAlignParams& p) {
+  if (p.output_height < 1 || p.output_width < 1) {
+    return Status::Error("output_height and output_width must be >= 1, got ", p.output_height,
+                         " and ", p.output_width);
+  }
+  if (!std::isfinite(p.spatial_scale) || p.spatial_scale <= 0.0f) {
+    return Status::Error("spatial_scale must be a finite number > 0, got ", p.spatial_scale);
+  }
+  return Status::Ok();
+}
+
+Status CheckRoiAlignShapes(const Shape& input, const Shape& rois) {
+  if (input.size() != 4) {
+    return Status::Error("input must have rank 4 [N, C, H, W], got shape ", ShapeToString(input));
+  }
+  if (rois.size() != 2 || rois[1] != 5) {
+    return Status::Error("rois must have shape [R, 5] (batch_index, x1, y1, x2, y2), got shape ",
+                         ShapeToString(rois));
+  }
+  return Status::Ok();
+}
+
+Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch) {
+  for (int64_t r = 0; r < num_rois; ++r) {
+    const float b = rois[r * 5];
+    // Like torchvision and mmcv, the index is truncated toward zero, so the valid values are
+    // (-1, N). A NaN fails both comparisons and is rejected too.
+    if (!(b > -1.0f && b < static_cast<float>(batch))) {
+      return Status::Error("rois[", r, ", 0] is the batch index and must lie in [0, ", batch,
+                           ") after truncation toward zero, got ", b);
+    }
+  }
+  return Status::Ok();
+}
+
+Shape RoiAlignOutputShape(const RoiAlignParams& p, const Shape& input, const Shape& rois) {
+  return {rois[0], input[1], p.output_height, p.output_width};
+}
+
+}  // namespace opbridge

@@ -1,0 +1,38 @@
+// RoIAlign: parameters, validation and output shape, shared by every backend.
+//
+// Numerics follow torchvision.ops.roi_align (which equals mmcv's MMCVRoiAlign in "avg" mode);
+// see docs/ops/RoiAlign.md for the exact rules and where opbridge differs from the peers.
+#pragma once
+
+#include <cstdint>
+
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace opbridge {
+
+enum class RoiPoolMode { kAvg = 0, kMax = 1 };
+
+struct RoiAlignParams {
+  int64_t output_height = 1;
+  int64_t output_width = 1;
+  float spatial_scale = 1.0f;
+  int64_t sampling_ratio = 0;  // > 0: fixed samples per bin side; <= 0: ceil(roi_side / out_side)
+  RoiPoolMode mode = RoiPoolMode::kAvg;
+  bool aligned = false;  // true: pixel centres at +0.5 (shift rois by -0.5) and no size clamp
+};
+
+// The largest number of bilinear samples one RoI may take (grid_h * grid_w * out_h * out_w);
+// bigger adaptive grids only come from absurd boxes and would run for hours.
+constexpr int64_t kRoiAlignMaxSamplesPerRoi = int64_t{1} << 31;
+
+// Attribute rules, checked once when the session is created.
+Status CheckRoiAlignParams(const RoiAlignParams& params);
+// Shape rules: input [N, C, H, W], rois [R, 5].
+Status CheckRoiAlignShapes(const Shape& input, const Shape& rois);
+// Data rules: every batch index rois[r, 0] truncates to an integer in [0, N).
+Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch);
+// [R, C, output_height, output_width]
+Shape RoiAlignOutputShape(const RoiAlignParams& params, const Shape& input, const Shape& rois);
+
+}  // namespace opbridge

@@ -1,0 +1,18 @@
+// Grid sampler CPU kernel (float32, 4-D NCHW input). Framework-free.
+#pragma once
+
+#include <cstdint>
+
+#include "core/grid_sample.h"
+#include "core/parallel.h"
+#include "core/status.h"
+
+namespace opbridge::cpu {
+
+// input: [batch, channels, in_h, in_w]; grid: [batch, out_h, out_w, 2] holding (x, y) in
+// [-1, 1]; output: [batch, channels, out_h, out_w].
+Status GridSample(const GridSampleParams& params, const float* input, int64_t batch,
+                  int64_t channels, int64_t in_h, int64_t in_w, const float* grid, int64_t out_h,
+                  int64_t out_w, float* output, const TaskRunner& runner);
+
+}  // namespace opbridge::cpu

@@ -1,0 +1,101 @@
+// The library's one exported symbol: RegisterCustomOps, which ORT calls when a session's
+// options load libopbridge_ort.so.
+//
+// It checks the runtime is new enough, takes the OrtApi from the OrtApiBase ORT passes (the
+// library never links libonnxruntime), and adds the "opbridge", "mmcv" and "mmdeploy" domains
+// to the session options. The domain objects are created once, on the first call, and then
+// shared by every session options object of the process: ORT only reads them, and keeping them
+// for the life of the process means no session can outlive its domain.
+#include <onnxruntime_c_api.h>
+
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "opbridge/opbridge_ort.h"
+#include "ort/op_adapter.h"
+#include "ort/registration.h"
+
+namespace opbridge::ort {
+namespace {
+
+constexpr int kMinimumOrtMinor = 21;  // the headers we build against; see DEVELOPERS.md
+
+std::mutex g_mutex;
+std::vector<OrtCustomOpDomain*>* g_domains = nullptr;  // never freed, see above
+
+// Parses the minor version of "1.30.0"; returns -1 when it cannot.
+int RuntimeMinor(const char* version) {
+  int major = 0, minor = 0;
+  if (version == nullptr || std::sscanf(version, "%d.%d", &major, &minor) != 2) return -1;
+  return major > 1 ? 1000 : minor;
+}
+
+Status BuildDomains(const OrtApi& api, std::vector<OrtCustomOpDomain*>* domains) {
+  std::vector<std::string> names;
+  for (const RegisteredOp& entry : RegisteredOps()) {
+    size_t index = 0;
+    while (index < names.size() && names[index] != entry.domain) ++index;
+    if (index == names.size()) {
+      OrtCustomOpDomain* domain = nullptr;
+      OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.CreateCustomOpDomain(entry.domain, &domain)));
+      names.emplace_back(entry.domain);
+      domains->push_back(domain);
+    }
+    OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
+        api, api.CustomOpDomain_Add((*domains)[index], const_cast<OrtCustomOp*>(entry.op))));
+  }
+  return Status::Ok();
+}
+
+OrtStatus* Register(OrtSessionOptions* options, const OrtApiBase* api_base) {
+  // GetApi(1) exists in every ORT release, so errors can be reported even on old runtimes.
+  const OrtApi* api_v1 = api_base->GetApi(1);
+  const char* version = api_base->GetVersionString();
+  const int minor = RuntimeMinor(version);
+  if (minor < kMinimumOrtMinor) {
+    const std::string message = std::string("opbridge: needs ONNX Runtime >= 1.") +
+                                std::to_string(kMinimumOrtMinor) + ", this process runs " +
+                                (version ? version : "an unknown version");
+    return api_v1 ? api_v1->CreateStatus(ORT_FAIL, message.c_str()) : nullptr;
+  }
+  const OrtApi* api = api_base->GetApi(ORT_API_VERSION);
+  if (api == nullptr) {
+    return api_v1 ? api_v1->CreateStatus(ORT_FAIL, "opbridge: ONNX Runtime refused API version 21")
+                  : nullptr;
+  }
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_domains == nullptr) {
+    auto* domains = new std::vector<OrtCustomOpDomain*>();
+    Status status = BuildDomains(*api, domains);
+    if (!status.ok()) {
+      for (OrtCustomOpDomain* d : *domains) api->ReleaseCustomOpDomain(d);
+      delete domains;
+      return api->CreateStatus(ORT_FAIL, ("opbridge: " + status.message()).c_str());
+    }
+    g_domains = domains;
+    SetRegisteredApi(api);
+  }
+  for (OrtCustomOpDomain* domain : *g_domains) {
+    if (OrtStatus* status = api->AddCustomOpDomain(options, domain)) return status;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+}  // namespace opbridge::ort
+
+extern "C" OPBRIDGE_EXPORT OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,
+                                                                const OrtApiBase* api_base) {
+  if (api_base == nullptr) return nullptr;  // nothing to report an error through
+  try {
+    return opbridge::ort::Register(options, api_base);
+  } catch (...) {
+    const OrtApi* api = api_base->GetApi(1);
+    return api ? api->CreateStatus(ORT_FAIL, "opbridge: internal error while registering ops")
+               : nullptr;
+  }
+}

@@ -1,0 +1,129 @@
+// opbridge ORT glue: turns an op's glue class into an ORT custom op (OrtCustomOp).
+//
+// A glue class Glue provides
+//   static const OpSchema& Schema();
+//   static Status Create(const OrtApi&, const OrtKernelInfo*, std::unique_ptr<Glue>*);
+//   Status Compute(const OrtApi&, OrtKernelContext*) const;
+//   static Status InferShape(const ShapeInference&);
+// CustomOp<Glue> fills ORT's C struct with callbacks that call those, catch every exception,
+// and turn every error into an OrtStatus whose message starts with the op's identity.
+//
+// The struct is filled from scratch (zero-initialised, then only the fields of the 1.21 layout)
+// rather than through ORT's C++ CustomOpBase, to control `version` and to use the
+// status-returning V2 callbacks only.
+#pragma once
+
+#include <onnxruntime_c_api.h>
+
+#include <climits>
+#include <memory>
+#include <string>
+
+#include "ort/ort_util.h"
+
+namespace opbridge::ort {
+
+// The OrtApi the library was registered with (set by RegisterCustomOps); shape inference
+// callbacks receive no API pointer of their own.
+const OrtApi* RegisteredApi();
+void SetRegisteredApi(const OrtApi* api);
+
+// Builds an OrtStatus from ours, prefixed with the op identity ("mmcv::MMCVRoiAlign: ...").
+OrtStatus* ToOrtStatus(const OrtApi& api, const std::string& identity, const Status& status);
+
+template <class Glue>
+class CustomOp : public OrtCustomOp {
+ public:
+  CustomOp(const char* domain, const char* name)
+      : OrtCustomOp{}, domain_(domain), name_(name), identity_(std::string(domain) + "::" + name) {
+    // The OrtCustomOp layout and callbacks of ORT 1.21; newer runtimes accept it as it is.
+    version = ORT_API_VERSION;
+    CreateKernel = nullptr;
+    KernelCompute = nullptr;
+    GetName = &NameOf;
+    GetExecutionProviderType = &ExecutionProvider;
+    GetInputTypeCount = [](const OrtCustomOp*) { return Glue::Schema().inputs.size(); };
+    GetInputType = [](const OrtCustomOp*, size_t i) { return Glue::Schema().inputs[i].type; };
+    GetOutputTypeCount = [](const OrtCustomOp*) { return Glue::Schema().outputs.size(); };
+    GetOutputType = [](const OrtCustomOp*, size_t i) { return Glue::Schema().outputs[i].type; };
+    GetInputCharacteristic = [](const OrtCustomOp*, size_t i) {
+      return Glue::Schema().inputs[i].optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+    };
+    GetOutputCharacteristic = [](const OrtCustomOp*, size_t i) {
+      return Glue::Schema().outputs[i].optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+    };
+    GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
+    GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
+    GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 1; };
+    GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
+    GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 1; };
+    CreateKernelV2 = &CreateKernelImpl;
+    KernelComputeV2 = &ComputeImpl;
+    KernelDestroy = &DestroyImpl;
+    InferOutputShapeFn = &InferShapeImpl;
+    GetStartVersion = [](const OrtCustomOp*) { return 1; };
+    GetEndVersion = [](const OrtCustomOp*) { return INT_MAX; };
+  }
+
+  const std::string& domain() const { return domain_; }
+  const std::string& name() const { return name_; }
+  const std::string& identity() const { return identity_; }
+
+ private:
+  // What ORT holds as the kernel: the glue object plus what its callbacks need.
+  struct Kernel {
+    const OrtApi* api;
+    const CustomOp* op;
+    std::unique_ptr<Glue> glue;
+  };
+
+  static const CustomOp* Self(const OrtCustomOp* op) { return static_cast<const CustomOp*>(op); }
+  static const char* NameOf(const OrtCustomOp* op) { return Self(op)->name_.c_str(); }
+  static const char* ExecutionProvider(const OrtCustomOp*) { return "CPUExecutionProvider"; }
+
+  static OrtStatusPtr CreateKernelImpl(const OrtCustomOp* op, const OrtApi* api,
+                                       const OrtKernelInfo* info, void** kernel) noexcept {
+    try {
+      auto k = std::make_unique<Kernel>(Kernel{api, Self(op), nullptr});
+      Status status = Glue::Create(*api, info, &k->glue);
+      if (!status.ok()) return ToOrtStatus(*api, Self(op)->identity_, status);
+      *kernel = k.release();
+      return nullptr;
+    } catch (const std::exception& e) {
+      return ToOrtStatus(*api, Self(op)->identity_, Status::Error("internal error: ", e.what()));
+    } catch (...) {
+      return ToOrtStatus(*api, Self(op)->identity_, Status::Error("internal error"));
+    }
+  }
+
+  static OrtStatusPtr ComputeImpl(void* kernel, OrtKernelContext* ctx) noexcept {
+    auto* k = static_cast<Kernel*>(kernel);
+    try {
+      Status status = k->glue->Compute(*k->api, ctx);
+      return status.ok() ? nullptr : ToOrtStatus(*k->api, k->op->identity_, status);
+    } catch (const std::bad_alloc&) {
+      return ToOrtStatus(*k->api, k->op->identity_, Status::Error("out of memory"));
+    } catch (const std::exception& e) {
+      return ToOrtStatus(*k->api, k->op->identity_, Status::Error("internal error: ", e.what()));
+    } catch (...) {
+      return ToOrtStatus(*k->api, k->op->identity_, Status::Error("internal error"));
+    }
+  }
+
+  static void DestroyImpl(void* kernel) noexcept { delete static_cast<Kernel*>(kernel); }
+
+  static OrtStatusPtr InferShapeImpl(const OrtCustomOp* op, OrtShapeInferContext* ctx) noexcept {
+    const OrtApi* api = RegisteredApi();
+    if (api == nullptr) return nullptr;
+    try {
+      Status status = Glue::InferShape(ShapeInference(*api, ctx));
+      return status.ok() ? nullptr : ToOrtStatus(*api, Self(op)->identity_, status);
+    } catch (...) {
+      return ToOrtStatus(*api, Self(op)->identity_, Status::Error("internal error in shape inference"));
+    }
+  }
+
+  std::string domain_, name_, identity_;
+};
+
+}  // namespace opbridge::ort

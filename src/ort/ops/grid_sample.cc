@@ -1,0 +1,57 @@
+// Grid sampler ORT glue: mmcv::grid_sampler, mmdeploy::grid_sampler and opbridge::GridSample.
+#include "ort/ops/grid_sample.h"
+
+#include "kernels/cpu/grid_sample.h"
+
+namespace opbridge::ort {
+
+const OpSchema& GridSampleOp::Schema() {
+  static const OpSchema schema{
+      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+       {"grid", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {IntAttr("interpolation_mode", 0), IntAttr("padding_mode", 0), IntAttr("align_corners", 0)}};
+  return schema;
+}
+
+Status GridSampleOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                            std::unique_ptr<GridSampleOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  int64_t interpolation = 0, padding = 0, align_corners = 0;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("interpolation_mode", &interpolation));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("padding_mode", &padding));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("align_corners", &align_corners));
+  GridSampleParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeGridSampleParams(interpolation, padding, align_corners, &p));
+  *op = std::make_unique<GridSampleOp>(p);
+  return Status::Ok();
+}
+
+Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, grid;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &grid));
+  OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleShapes(input.shape, grid.shape));
+  const Shape out_shape = GridSampleOutputShape(input.shape, grid.shape);
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  if (NumElements(out_shape) == 0) return Status::Ok();
+  return cpu::GridSample(params_, input.Data<float>(), input.shape[0], input.shape[1],
+                         input.shape[2], input.shape[3], grid.Data<float>(), grid.shape[1],
+                         grid.shape[2], static_cast<float*>(output), OrtTaskRunner(api, ctx));
+}
+
+Status GridSampleOp::InferShape(const ShapeInference& infer) {
+  InferredShape input, grid;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(1, &grid));
+  const bool in4 = input.dims.size() == 4, grid4 = grid.dims.size() == 4;
+  InferredShape out;
+  out.dims = {in4 ? input.dims[0] : -1, in4 ? input.dims[1] : -1, grid4 ? grid.dims[1] : -1,
+              grid4 ? grid.dims[2] : -1};
+  out.symbols = {in4 ? input.symbols[0] : "", in4 ? input.symbols[1] : "",
+                 grid4 ? grid.symbols[1] : "", grid4 ? grid.symbols[2] : ""};
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,77 @@
+// RoIAlign ORT glue: mmcv::MMCVRoiAlign and opbridge::RoiAlign.
+#include "ort/ops/roi_align.h"
+
+#include "kernels/cpu/roi_align.h"
+
+namespace opbridge::ort {
+
+const OpSchema& RoiAlignOp::Schema() {
+  static const OpSchema schema{
+      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+       {"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {RequiredIntAttr("output_height"), RequiredIntAttr("output_width"),
+       FloatAttr("spatial_scale", 1.0f), IntAttr("sampling_ratio", 0),
+       StringAttr("mode", "avg"), IntAttr("aligned", 1)}};
+  return schema;
+}
+
+Status RoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                          std::unique_ptr<RoiAlignOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  RoiAlignParams p;
+  std::string mode;
+  int64_t aligned = 0;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_height", &p.output_height));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_width", &p.output_width));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("spatial_scale", &p.spatial_scale));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("sampling_ratio", &p.sampling_ratio));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.String("mode", &mode));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("aligned", &aligned));
+  if (mode == "avg") {
+    p.mode = RoiPoolMode::kAvg;
+  } else if (mode == "max") {
+    p.mode = RoiPoolMode::kMax;
+  } else {
+    return Status::Error("mode must be \"avg\" or \"max\", got \"", mode, "\"");
+  }
+  if (aligned != 0 && aligned != 1) return Status::Error("aligned must be 0 or 1, got ", aligned);
+  p.aligned = aligned == 1;
+  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignParams(p));
+  *op = std::make_unique<RoiAlignOp>(p);
+  return Status::Ok();
+}
+
+Status RoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, rois;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &rois));
+  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignShapes(input.shape, rois.shape));
+  const int64_t batch = input.shape[0];
+  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), rois.shape[0], batch));
+  const Shape out_shape = RoiAlignOutputShape(params_, input.shape, rois.shape);
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  if (NumElements(out_shape) == 0) return Status::Ok();
+  return cpu::RoiAlign(params_, input.Data<float>(), batch, input.shape[1], input.shape[2],
+                       input.shape[3], rois.Data<float>(), rois.shape[0],
+                       static_cast<float*>(output), OrtTaskRunner(api, ctx));
+}
+
+Status RoiAlignOp::InferShape(const ShapeInference& infer) {
+  InferredShape input, rois;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(1, &rois));
+  int64_t out_h = -1, out_w = -1;
+  bool has_h = false, has_w = false;
+  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_height", &out_h, &has_h));
+  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_width", &out_w, &has_w));
+  InferredShape out;
+  out.dims = {rois.dims.size() == 2 ? rois.dims[0] : -1, input.dims.size() == 4 ? input.dims[1] : -1,
+              has_h ? out_h : -1, has_w ? out_w : -1};
+  out.symbols = {rois.symbols.size() == 2 ? rois.symbols[0] : "",
+                 input.symbols.size() == 4 ? input.symbols[1] : "", "", ""};
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,74 @@
+// Soft-NMS ORT glue: mmcv::SoftNonMaxSuppression and opbridge::SoftNonMaxSuppression.
+#include "ort/ops/soft_nms.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/soft_nms.h"
+
+namespace opbridge::ort {
+
+const OpSchema& SoftNmsOp::Schema() {
+  // Defaults are mmcv.ops.soft_nms's Python defaults (method 'linear').
+  static const OpSchema schema{
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {{"dets", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+       {"inds", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false}},
+      {FloatAttr("iou_threshold", 0.3f), FloatAttr("sigma", 0.5f), FloatAttr("min_score", 1e-3f),
+       IntAttr("method", 1), IntAttr("offset", 0)}};
+  return schema;
+}
+
+Status SoftNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                         std::unique_ptr<SoftNmsOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  float iou_threshold = 0.f, sigma = 0.f, min_score = 0.f;
+  int64_t method = 0, offset = 0;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("sigma", &sigma));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("min_score", &min_score));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("method", &method));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("offset", &offset));
+  SoftNmsParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeSoftNmsParams(iou_threshold, sigma, min_score, method, offset, &p));
+  *op = std::make_unique<SoftNmsOp>(p);
+  return Status::Ok();
+}
+
+Status SoftNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor boxes, scores;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
+  OPBRIDGE_RETURN_IF_ERROR(CheckSoftNmsShapes(boxes.shape, scores.shape));
+  const int64_t n = boxes.shape[0];
+  // The kept count is only known after the run: compute into scratch, then copy out.
+  std::vector<float> dets(static_cast<size_t>(n) * 5);
+  std::vector<int64_t> inds(static_cast<size_t>(n));
+  int64_t kept = 0;
+  cpu::SoftNms(params_, boxes.Data<float>(), scores.Data<float>(), n, dets.data(), inds.data(),
+               &kept);
+  void* dets_out = nullptr;
+  void* inds_out = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {kept, 5}, &dets_out));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {kept}, &inds_out));
+  if (kept > 0) {
+    std::memcpy(dets_out, dets.data(), sizeof(float) * static_cast<size_t>(kept) * 5);
+    std::memcpy(inds_out, inds.data(), sizeof(int64_t) * static_cast<size_t>(kept));
+  }
+  return Status::Ok();
+}
+
+Status SoftNmsOp::InferShape(const ShapeInference& infer) {
+  // K is data-dependent: only the row width is known.
+  InferredShape dets, inds;
+  dets.dims = {-1, 5};
+  dets.symbols = {"", ""};
+  inds.dims = {-1};
+  inds.symbols = {""};
+  OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dets));
+  return infer.SetOutput(1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, inds);
+}
+
+}  // namespace opbridge::ort

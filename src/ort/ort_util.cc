@@ -1,0 +1,243 @@
+#include "ort/ort_util.h"
+
+#include <atomic>
+
+#include <cstring>
+#include <sstream>
+
+#include "ort/op_adapter.h"
+
+namespace opbridge::ort {
+
+namespace {
+std::atomic<const OrtApi*> g_registered_api{nullptr};
+}  // namespace
+
+const OrtApi* RegisteredApi() { return g_registered_api.load(); }
+void SetRegisteredApi(const OrtApi* api) { g_registered_api.store(api); }
+
+OrtStatus* ToOrtStatus(const OrtApi& api, const std::string& identity, const Status& status) {
+  const std::string message = identity + ": " + status.message();
+  return api.CreateStatus(ORT_INVALID_ARGUMENT, message.c_str());
+}
+
+Status FromOrtStatus(const OrtApi& api, OrtStatus* status) {
+  if (status == nullptr) return Status::Ok();
+  Status result = Status::Error(api.GetErrorMessage(status));
+  api.ReleaseStatus(status);
+  return result;
+}
+
+namespace {
+
+const char* KindName(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::kInt: return "an int";
+    case AttrKind::kFloat: return "a float";
+    case AttrKind::kString: return "a string";
+  }
+  return "?";
+}
+
+// True when the node carries an attribute `name` readable as this kind (the status is released).
+bool Succeeds(const OrtApi& api, OrtStatus* status) {
+  if (status == nullptr) return true;
+  api.ReleaseStatus(status);
+  return false;
+}
+
+}  // namespace
+
+Status AttrReader::Find(const char* name, AttrKind kind, const AttrSpec** spec) const {
+  for (const AttrSpec& s : specs_) {
+    if (std::strcmp(s.name, name) == 0 && s.kind == kind) {
+      *spec = &s;
+      return Status::Ok();
+    }
+  }
+  return Status::Error("internal error: attribute '", name, "' (", KindName(kind),
+                       ") is not in the op's schema");
+}
+
+std::string AttrReader::DescribeOtherKind(const char* name) const {
+  std::ostringstream os;
+  int64_t i = 0;
+  float f = 0.f;
+  size_t size = 0;
+  if (Succeeds(api_, api_.KernelInfoGetAttribute_int64(info_, name, &i))) {
+    os << "an int (" << i << ")";
+  } else if (Succeeds(api_, api_.KernelInfoGetAttribute_float(info_, name, &f))) {
+    os << "a float (" << f << ")";
+  } else if (Succeeds(api_, api_.KernelInfoGetAttribute_string(info_, name, nullptr, &size))) {
+    os << "a string";
+  } else if (Succeeds(api_, api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size))) {
+    os << "a list of " << size << " ints";
+  } else if (Succeeds(api_, api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size))) {
+    os << "a list of " << size << " floats";
+  }
+  return os.str();  // empty: the node has no such attribute
+}
+
+Status AttrReader::Int(const char* name, int64_t* value) const {
+  const AttrSpec* spec = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Find(name, AttrKind::kInt, &spec));
+  int64_t v = 0;
+  if (Succeeds(api_, api_.KernelInfoGetAttribute_int64(info_, name, &v))) {
+    *value = v;
+    return Status::Ok();
+  }
+  const std::string other = DescribeOtherKind(name);
+  if (!other.empty()) return Status::Error("attribute '", name, "' must be an int, got ", other);
+  if (spec->required) return Status::Error("required int attribute '", name, "' is missing");
+  *value = spec->int_default;
+  return Status::Ok();
+}
+
+Status AttrReader::Float(const char* name, float* value) const {
+  const AttrSpec* spec = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Find(name, AttrKind::kFloat, &spec));
+  float v = 0.f;
+  if (Succeeds(api_, api_.KernelInfoGetAttribute_float(info_, name, &v))) {
+    *value = v;
+    return Status::Ok();
+  }
+  // Hand-written graphs often carry integral floats as ints (spatial_scale=1); accept them.
+  int64_t i = 0;
+  if (Succeeds(api_, api_.KernelInfoGetAttribute_int64(info_, name, &i))) {
+    *value = static_cast<float>(i);
+    return Status::Ok();
+  }
+  const std::string other = DescribeOtherKind(name);
+  if (!other.empty()) return Status::Error("attribute '", name, "' must be a float, got ", other);
+  if (spec->required) return Status::Error("required float attribute '", name, "' is missing");
+  *value = spec->float_default;
+  return Status::Ok();
+}
+
+Status AttrReader::String(const char* name, std::string* value) const {
+  const AttrSpec* spec = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Find(name, AttrKind::kString, &spec));
+  size_t size = 0;
+  if (Succeeds(api_, api_.KernelInfoGetAttribute_string(info_, name, nullptr, &size))) {
+    std::string buffer(size, '\0');  // size counts the terminating NUL
+    OPBRIDGE_RETURN_IF_ERROR(
+        FromOrtStatus(api_, api_.KernelInfoGetAttribute_string(info_, name, buffer.data(), &size)));
+    buffer.resize(size > 0 ? size - 1 : 0);
+    *value = buffer;
+    return Status::Ok();
+  }
+  const std::string other = DescribeOtherKind(name);
+  if (!other.empty()) return Status::Error("attribute '", name, "' must be a string, got ", other);
+  if (spec->required) return Status::Error("required string attribute '", name, "' is missing");
+  *value = spec->string_default;
+  return Status::Ok();
+}
+
+Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTensor* tensor) {
+  const OrtValue* value = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetInput(ctx, index, &value)));
+  *tensor = InputTensor();
+  if (value == nullptr) return Status::Ok();  // an absent optional input
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.GetTensorTypeAndShape(value, &info)));
+  size_t rank = 0;
+  Status status = FromOrtStatus(api, api.GetDimensionsCount(info, &rank));
+  if (status.ok()) {
+    tensor->shape.resize(rank);
+    status = FromOrtStatus(api, api.GetDimensions(info, tensor->shape.data(), rank));
+  }
+  if (status.ok()) status = FromOrtStatus(api, api.GetTensorElementType(info, &tensor->type));
+  api.ReleaseTensorTypeAndShapeInfo(info);
+  OPBRIDGE_RETURN_IF_ERROR(status);
+  void* data = nullptr;
+  // The 1.21 C API has no const accessor; the data is only read.
+  OPBRIDGE_RETURN_IF_ERROR(
+      FromOrtStatus(api, api.GetTensorMutableData(const_cast<OrtValue*>(value), &data)));
+  tensor->data = data;
+  return Status::Ok();
+}
+
+Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
+                      void** data) {
+  OrtValue* value = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
+      api, api.KernelContext_GetOutput(ctx, index, shape.data(), shape.size(), &value)));
+  return FromOrtStatus(api, api.GetTensorMutableData(value, data));
+}
+
+Status OrtTaskRunner::Run(size_t num_tasks, TaskFn fn, void* data) const {
+  if (num_tasks == 0) return Status::Ok();
+  if (num_tasks == 1) {  // skip the pool's dispatch for single-task work
+    fn(data, 0);
+    return Status::Ok();
+  }
+  return FromOrtStatus(api_, api_.KernelContext_ParallelFor(ctx_, fn, num_tasks, 0, data));
+}
+
+Status ShapeInference::Input(size_t index, InferredShape* shape) const {
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(
+      FromOrtStatus(api_, api_.ShapeInferContext_GetInputTypeShape(ctx_, index, &info)));
+  size_t rank = 0;
+  Status status = FromOrtStatus(api_, api_.GetDimensionsCount(info, &rank));
+  std::vector<const char*> symbols(rank, nullptr);
+  if (status.ok()) {
+    shape->dims.assign(rank, -1);
+    status = FromOrtStatus(api_, api_.GetDimensions(info, shape->dims.data(), rank));
+  }
+  if (status.ok() && rank > 0) {
+    status = FromOrtStatus(api_, api_.GetSymbolicDimensions(info, symbols.data(), rank));
+  }
+  // `info` belongs to the context, which releases it: releasing it here frees it twice.
+  OPBRIDGE_RETURN_IF_ERROR(status);
+  shape->symbols.clear();
+  for (const char* s : symbols) shape->symbols.emplace_back(s ? s : "");
+  return Status::Ok();
+}
+
+Status ShapeInference::SetOutput(size_t index, ONNXTensorElementDataType type,
+                                 const InferredShape& shape) const {
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api_, api_.CreateTensorTypeAndShapeInfo(&info)));
+  // ORT writes a dim without a symbol as its integer value, so an unknown dim (-1) needs a name.
+  // Each gets a fresh one: equal names would tell ORT the dims are equal.
+  static std::atomic<uint64_t> next_unknown{0};
+  std::vector<std::string> names(shape.dims.size());
+  for (size_t i = 0; i < shape.dims.size(); ++i) {
+    if (i < shape.symbols.size() && !shape.symbols[i].empty()) {
+      names[i] = shape.symbols[i];
+    } else if (shape.dims[i] < 0) {
+      names[i] = "opbridge_unk_" + std::to_string(next_unknown.fetch_add(1));
+    }
+  }
+  std::vector<const char*> symbols;
+  for (const std::string& s : names) symbols.push_back(s.c_str());
+  Status status = FromOrtStatus(api_, api_.SetTensorElementType(info, type));
+  if (status.ok()) {
+    status = FromOrtStatus(api_, api_.SetDimensions(info, shape.dims.data(), shape.dims.size()));
+  }
+  if (status.ok() && !symbols.empty()) {
+    status = FromOrtStatus(api_, api_.SetSymbolicDimensions(info, symbols.data(), symbols.size()));
+  }
+  if (status.ok()) {
+    status = FromOrtStatus(api_, api_.ShapeInferContext_SetOutputTypeShape(ctx_, index, info));
+  }
+  api_.ReleaseTensorTypeAndShapeInfo(info);
+  return status;
+}
+
+Status ShapeInference::AttrInt(const char* name, int64_t* value, bool* found) const {
+  const OrtOpAttr* attr = nullptr;
+  *found = false;
+  if (!Succeeds(api_, api_.ShapeInferContext_GetAttribute(ctx_, name, &attr)) || attr == nullptr) {
+    return Status::Ok();
+  }
+  size_t out = 0;
+  if (!Succeeds(api_, api_.ReadOpAttr(attr, ORT_OP_ATTR_INT, value, sizeof(*value), &out))) {
+    return Status::Ok();  // wrong kind: the kernel reports it when the session is created
+  }
+  *found = true;
+  return Status::Ok();
+}
+
+}  // namespace opbridge::ort

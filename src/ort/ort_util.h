@@ -1,0 +1,116 @@
+// opbridge ORT glue: helpers over ORT's C API (1.21 headers) shared by every op's glue.
+//
+// Only the C API is used: it is ABI-stable across ORT releases, and nothing here can throw or
+// abort. Every function returns an opbridge::Status; the op adapter turns it into an OrtStatus.
+#pragma once
+
+#include <onnxruntime_c_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/parallel.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace opbridge::ort {
+
+// Converts an ORT status to ours (and releases it). nullptr means success.
+Status FromOrtStatus(const OrtApi& api, OrtStatus* status);
+
+enum class AttrKind { kInt, kFloat, kString };
+
+// One node attribute an op reads. Attributes with required = false take the default when the
+// node does not carry them.
+struct AttrSpec {
+  const char* name;
+  AttrKind kind;
+  bool required;
+  int64_t int_default;
+  float float_default;
+  const char* string_default;
+};
+
+inline AttrSpec IntAttr(const char* name, int64_t def) { return {name, AttrKind::kInt, false, def, 0.f, ""}; }
+inline AttrSpec RequiredIntAttr(const char* name) { return {name, AttrKind::kInt, true, 0, 0.f, ""}; }
+inline AttrSpec FloatAttr(const char* name, float def) { return {name, AttrKind::kFloat, false, 0, def, ""}; }
+inline AttrSpec StringAttr(const char* name, const char* def) { return {name, AttrKind::kString, false, 0, 0.f, def}; }
+
+struct TensorSpec {
+  const char* name;
+  ONNXTensorElementDataType type;
+  bool optional;
+};
+
+// Everything ORT needs to know about an op's node besides its identity.
+struct OpSchema {
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<AttrSpec> attrs;
+};
+
+// Reads a node's attributes at session creation, by the op's AttrSpec list: a name missing
+// from the list is a programming error and is reported as such.
+class AttrReader {
+ public:
+  AttrReader(const OrtApi& api, const OrtKernelInfo* info, const std::vector<AttrSpec>& specs)
+      : api_(api), info_(info), specs_(specs) {}
+  Status Int(const char* name, int64_t* value) const;
+  Status Float(const char* name, float* value) const;
+  Status String(const char* name, std::string* value) const;
+
+ private:
+  Status Find(const char* name, AttrKind kind, const AttrSpec** spec) const;
+  // Describes what the node holds under `name` when it is not of the expected kind.
+  std::string DescribeOtherKind(const char* name) const;
+  const OrtApi& api_;
+  const OrtKernelInfo* info_;
+  const std::vector<AttrSpec>& specs_;
+};
+
+// One input tensor as the kernels see it.
+struct InputTensor {
+  const void* data = nullptr;
+  Shape shape;
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  template <class T>
+  const T* Data() const { return static_cast<const T*>(data); }
+};
+
+Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTensor* tensor);
+Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
+                      void** data);
+
+// Runs kernel tasks on the session's intra-op thread pool (inline when it has one thread).
+class OrtTaskRunner final : public TaskRunner {
+ public:
+  OrtTaskRunner(const OrtApi& api, OrtKernelContext* ctx) : api_(api), ctx_(ctx) {}
+  Status Run(size_t num_tasks, TaskFn fn, void* data) const override;
+
+ private:
+  const OrtApi& api_;
+  OrtKernelContext* ctx_;
+};
+
+// Shape inference: the input shapes ORT knows at session creation (symbolic dims have value -1
+// and a name; an input of unknown rank shows as rank 0), and the output shapes the op declares.
+struct InferredShape {
+  std::vector<int64_t> dims;
+  std::vector<std::string> symbols;  // "" where the dim is known or anonymous
+};
+
+class ShapeInference {
+ public:
+  ShapeInference(const OrtApi& api, OrtShapeInferContext* ctx) : api_(api), ctx_(ctx) {}
+  Status Input(size_t index, InferredShape* shape) const;
+  Status SetOutput(size_t index, ONNXTensorElementDataType type, const InferredShape& shape) const;
+  // Reads an int attribute; *found is false when the node lacks it.
+  Status AttrInt(const char* name, int64_t* value, bool* found) const;
+
+ private:
+  const OrtApi& api_;
+  OrtShapeInferContext* ctx_;
+};
+
+}  // namespace opbridge::ort

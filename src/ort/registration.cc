@@ -1,0 +1,36 @@
+// The registration table: every (domain, op type) opbridge answers to, and its glue.
+// Adding an op identity is one line here plus its entry in python/opbridge/ops.toml;
+// tests/python/test_manifest.py checks that the two agree.
+#include "ort/registration.h"
+
+#include "ort/op_adapter.h"
+#include "ort/ops/grid_sample.h"
+#include "ort/ops/roi_align.h"
+#include "ort/ops/soft_nms.h"
+
+namespace opbridge::ort {
+namespace {
+
+template <class Glue>
+RegisteredOp Op(const char* domain, const char* name, const char* kernel) {
+  // Intentionally never freed: ORT may call the op's callbacks until the process ends.
+  const auto* op = new CustomOp<Glue>(domain, name);
+  return {domain, name, kernel, op, &Glue::Schema()};
+}
+
+}  // namespace
+
+const std::vector<RegisteredOp>& RegisteredOps() {
+  static const std::vector<RegisteredOp>* const ops = new std::vector<RegisteredOp>{
+      Op<RoiAlignOp>("mmcv", "MMCVRoiAlign", "roi_align"),
+      Op<RoiAlignOp>("opbridge", "RoiAlign", "roi_align"),
+      Op<GridSampleOp>("mmcv", "grid_sampler", "grid_sample"),
+      Op<GridSampleOp>("mmdeploy", "grid_sampler", "grid_sample"),
+      Op<GridSampleOp>("opbridge", "GridSample", "grid_sample"),
+      Op<SoftNmsOp>("mmcv", "SoftNonMaxSuppression", "soft_nms"),
+      Op<SoftNmsOp>("opbridge", "SoftNonMaxSuppression", "soft_nms"),
+  };
+  return *ops;
+}
+
+}  // namespace opbridge::ort

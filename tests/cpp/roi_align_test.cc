@@ -1,0 +1,124 @@
+// RoIAlign kernel tests against closed-form answers. The float64 sweeps against torchvision
+// are in tests/python/test_roi_align.py.
+#include "kernels/cpu/roi_align.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "task_runners.h"
+
+namespace opbridge {
+namespace {
+
+struct Feature {
+  int64_t n, c, h, w;
+  std::vector<float> data;
+};
+
+// Channel c holds f(y, x) = c + x (a ramp along x): bilinear interpolation is exact on it.
+Feature RampFeature(int64_t n, int64_t c, int64_t h, int64_t w) {
+  Feature f{n, c, h, w, std::vector<float>(static_cast<size_t>(n * c * h * w))};
+  for (int64_t i = 0; i < n * c; ++i)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) f.data[(i * h + y) * w + x] = static_cast<float>(i % c + x);
+  return f;
+}
+
+std::vector<float> RunRoiAlign(const RoiAlignParams& p, const Feature& f, const std::vector<float>& rois,
+                       const TaskRunner& runner) {
+  const int64_t r = static_cast<int64_t>(rois.size() / 5);
+  std::vector<float> out(static_cast<size_t>(r * f.c * p.output_height * p.output_width));
+  Status s = cpu::RoiAlign(p, f.data.data(), f.n, f.c, f.h, f.w, rois.data(), r, out.data(), runner);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+TEST(RoiAlign, AvgOfRampIsBinCentre) {
+  const Feature f = RampFeature(1, 3, 16, 16);
+  for (int64_t sampling : {0, 1, 2, 3}) {
+    RoiAlignParams p;
+    p.output_height = 2;
+    p.output_width = 4;
+    p.sampling_ratio = sampling;
+    p.aligned = true;
+    p.spatial_scale = 0.5f;
+    const std::vector<float> rois = {0, 4, 6, 20, 18};  // x in [1.5, 9.5] after scale and shift
+    const auto out = RunRoiAlign(p, f, rois, SerialTaskRunner());
+    const double start = 4 * 0.5 - 0.5, bin = (20 - 4) * 0.5 / 4;
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t ph = 0; ph < 2; ++ph)
+        for (int64_t pw = 0; pw < 4; ++pw) {
+          const double expected = c + start + (pw + 0.5) * bin;
+          EXPECT_NEAR(out[(c * 2 + ph) * 4 + pw], expected, 1e-5) << "sampling " << sampling;
+        }
+  }
+}
+
+TEST(RoiAlign, MaxOfRampIsLastSample) {
+  const Feature f = RampFeature(1, 1, 8, 8);
+  RoiAlignParams p;
+  p.output_height = p.output_width = 1;
+  p.sampling_ratio = 2;
+  p.aligned = false;
+  p.mode = RoiPoolMode::kMax;
+  const auto out = RunRoiAlign(p, f, {0, 1, 1, 5, 5}, SerialTaskRunner());
+  EXPECT_NEAR(out[0], 1 + 0.75 * 4, 1e-6);  // samples at x = 1 + {0.25, 0.75} * 4
+}
+
+TEST(RoiAlign, SamplesOutsideTheImageReadZero) {
+  Feature f{1, 1, 4, 4, std::vector<float>(16, 1.0f)};
+  RoiAlignParams p;
+  p.output_height = p.output_width = 1;
+  p.sampling_ratio = 1;
+  p.aligned = false;
+  const auto out = RunRoiAlign(p, f, {0, 100, 100, 110, 110}, SerialTaskRunner());
+  EXPECT_EQ(out[0], 0.0f);
+}
+
+TEST(RoiAlign, NonFiniteRoiGivesNaN) {
+  const Feature f = RampFeature(1, 2, 8, 8);
+  RoiAlignParams p;
+  p.output_height = p.output_width = 2;
+  const auto out = RunRoiAlign(p, f, {0, NAN, 1, 4, 4, 0, 1, 1, 4, INFINITY}, SerialTaskRunner());
+  for (float v : out) EXPECT_TRUE(std::isnan(v));
+}
+
+TEST(RoiAlign, ResultDoesNotDependOnThreads) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f), pos(-8.0f, 72.0f);
+  Feature f{2, 5, 32, 40, std::vector<float>(2 * 5 * 32 * 40)};
+  for (float& v : f.data) v = u(rng);
+  std::vector<float> rois;
+  for (int r = 0; r < 50; ++r) {
+    float x1 = pos(rng), y1 = pos(rng);
+    rois.insert(rois.end(), {static_cast<float>(r % 2), x1, y1, x1 + 20 * u(rng), y1 + 20 * u(rng)});
+  }
+  for (RoiPoolMode mode : {RoiPoolMode::kAvg, RoiPoolMode::kMax}) {
+    RoiAlignParams p;
+    p.output_height = p.output_width = 7;
+    p.spatial_scale = 0.5f;
+    p.mode = mode;
+    const auto serial = RunRoiAlign(p, f, rois, SerialTaskRunner());
+    const auto threaded = RunRoiAlign(p, f, rois, testing::ThreadedTaskRunner(3));
+    ASSERT_EQ(0, std::memcmp(serial.data(), threaded.data(), serial.size() * sizeof(float)));
+  }
+}
+
+TEST(RoiAlign, AbsurdAdaptiveGridIsAnError) {
+  const Feature f = RampFeature(1, 1, 4, 4);
+  RoiAlignParams p;
+  p.output_height = p.output_width = 1;
+  p.aligned = true;
+  std::vector<float> out(1);
+  const std::vector<float> rois = {0, 0, 0, 1e12f, 1e12f};
+  Status s = cpu::RoiAlign(p, f.data.data(), 1, 1, 4, 4, rois.data(), 1, out.data(), SerialTaskRunner());
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("sampling_ratio"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace opbridge

@@ -1,0 +1,63 @@
+// Prints every op identity in the registration table, with its inputs, outputs and attributes,
+// as JSON. The Python tests compare this with the manifest (python/opbridge/ops.toml).
+#include <cstdio>
+#include <string>
+
+#include "ort/registration.h"
+
+namespace {
+
+const char* TypeName(ONNXTensorElementDataType t) {
+  switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return "float16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return "float64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
+    default: return "other";
+  }
+}
+
+void PrintTensors(const std::vector<opbridge::ort::TensorSpec>& specs) {
+  std::printf("[");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    std::printf("%s{\"name\": \"%s\", \"dtype\": \"%s\", \"optional\": %s}", i ? ", " : "",
+                specs[i].name, TypeName(specs[i].type), specs[i].optional ? "true" : "false");
+  }
+  std::printf("]");
+}
+
+}  // namespace
+
+int main() {
+  using opbridge::ort::AttrKind;
+  const auto& ops = opbridge::ort::RegisteredOps();
+  std::printf("[\n");
+  for (size_t k = 0; k < ops.size(); ++k) {
+    const auto& op = ops[k];
+    std::printf("  {\"domain\": \"%s\", \"name\": \"%s\", \"kernel\": \"%s\", \"inputs\": ",
+                op.domain, op.name, op.kernel);
+    PrintTensors(op.schema->inputs);
+    std::printf(", \"outputs\": ");
+    PrintTensors(op.schema->outputs);
+    std::printf(", \"attributes\": [");
+    for (size_t i = 0; i < op.schema->attrs.size(); ++i) {
+      const auto& a = op.schema->attrs[i];
+      std::printf("%s{\"name\": \"%s\", ", i ? ", " : "", a.name);
+      if (a.kind == AttrKind::kInt) {
+        std::printf("\"type\": \"int\", \"default\": ");
+        if (a.required) std::printf("null"); else std::printf("%lld", static_cast<long long>(a.int_default));
+      } else if (a.kind == AttrKind::kFloat) {
+        std::printf("\"type\": \"float\", \"default\": ");
+        if (a.required) std::printf("null"); else std::printf("%.9g", a.float_default);
+      } else {
+        std::printf("\"type\": \"string\", \"default\": ");
+        if (a.required) std::printf("null"); else std::printf("\"%s\"", a.string_default);
+      }
+      std::printf(", \"required\": %s}", a.required ? "true" : "false");
+    }
+    std::printf("]}%s\n", k + 1 < ops.size() ? "," : "");
+  }
+  std::printf("]\n");
+  return 0;
+}
