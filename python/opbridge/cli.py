@@ -1,0 +1,84 @@
+"""The opbridge command line: python -m opbridge {demo,verify,ops,bench,docs}."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+
+def _cmd_demo(args) -> int:
+    from opbridge.demo import run_demo
+
+    return 0 if run_demo(timing_runs=args.runs) else 1
+
+
+def _cmd_verify(args) -> int:
+    """Verifies a model given as module:factory, e.g. mypkg.models:make (returns model, args)."""
+    import opbridge
+
+    module_name, _, attr = args.factory.partition(":")
+    factory = getattr(importlib.import_module(module_name), attr or "make")
+    model, inputs = factory()
+    ok = True
+    for exporter in args.exporter:
+        report = opbridge.verify(model, inputs, exporter=exporter, timing_runs=args.runs)
+        ok = ok and report.ok
+        print()
+    return 0 if ok else 1
+
+
+def _cmd_ops(args) -> int:
+    from opbridge import manifest
+
+    print(f"{'identity':<38}{'kernel':<14}inputs -> outputs")
+    for domain, name, op in manifest.identities():
+        ins = ", ".join(t.name for t in op.inputs)
+        outs = ", ".join(t.name for t in op.outputs)
+        print(f"{domain + '::' + name:<38}{op.kernel:<14}({ins}) -> ({outs})")
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    from opbridge.bench import main as bench_main
+
+    return bench_main(args.workloads, args.runs, args.threads)
+
+
+def _cmd_docs(args) -> int:
+    from opbridge.docs import write_pages
+
+    for path in write_pages(args.out):
+        print(path)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="opbridge", description="opbridge: custom ops for ONNX Runtime")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("demo", help="export the built-in demo detector, run it in ORT, verify it")
+    p.add_argument("--runs", type=int, default=10, help="timed runs per engine (default 10)")
+    p.set_defaults(fn=_cmd_demo)
+    p = sub.add_parser("verify", help="export a model of yours, run it in ORT, compare with PyTorch")
+    p.add_argument("factory", help="module:function returning (model, example_args)")
+    p.add_argument("--exporter", action="append", choices=["dynamo", "legacy"], help="default: both")
+    p.add_argument("--runs", type=int, default=0, help="timed runs per engine (default 0: no timing)")
+    p.set_defaults(fn=_cmd_verify)
+    p = sub.add_parser("ops", help="list every registered op identity")
+    p.set_defaults(fn=_cmd_ops)
+    p = sub.add_parser("bench", help="benchmark against ORT built-ins and PyTorch eager")
+    p.add_argument("workloads", nargs="*", help="workload ids or prefixes (default: all)")
+    p.add_argument("--runs", type=int, default=10, help="timed runs per engine and thread count")
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.set_defaults(fn=_cmd_bench)
+    p = sub.add_parser("docs", help="write the op reference pages")
+    p.add_argument("--out", default=None, help="folder (default: docs/ops in the repository)")
+    p.set_defaults(fn=_cmd_docs)
+    args = parser.parse_args(argv)
+    if args.command == "verify" and not args.exporter:
+        args.exporter = ["dynamo", "legacy"]
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Exporting PyTorch models that use opbridge's ops to ONNX, with either torch exporter.
+
+One op description (opbridge.ops.*.EXPORT) drives both exporters: the dynamo exporter gets a
+custom translation table, the legacy (TorchScript) exporter gets symbolics registered only for
+the duration of the call. Either way the model carries opbridge's nodes, not the standard ONNX
+RoiAlign / GridSample, whose semantics differ from PyTorch's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import warnings
+from pathlib import Path
+
+import onnx
+import torch
+
+from opbridge import manifest
+from opbridge.ops import EXPORT_MAPPINGS
+from opbridge.ops._onnx import DOMAIN, OPSET_VERSION
+
+EXPORTERS = ("dynamo", "legacy")
+LEGACY_OPSET = 17  # the legacy exporter's ceiling; our symbolics are registered at exactly it
+DYNAMO_OPSET = 18
+COMPAT_DOMAINS = ("mmcv", "mmdeploy")
+
+
+def export(
+    model: torch.nn.Module,
+    args: tuple,
+    path: str | Path | None = None,
+    *,
+    exporter: str = "dynamo",
+    dynamic_axes: dict[str, dict[int, str]] | None = None,
+    output_names: list[str] | None = None,
+    compat: str | None = None,
+) -> onnx.ModelProto:
+    """Exports `model(*args)` to ONNX with opbridge's custom nodes, and returns the model.
+
+    Args:
+        model: the module; it is exported as it is (call .eval() first for inference).
+        args: example inputs, a tuple of tensors in forward()'s order.
+        path: where to write the .onnx file (one file; weights are embedded). None: don't write.
+        exporter: "dynamo" (torch.export based, PyTorch's default) or "legacy" (TorchScript).
+        dynamic_axes: dims that may change, by forward() parameter name, e.g.
+            {"rois": {0: "num_rois"}}. The same description serves both exporters.
+        output_names: names of the graph outputs.
+        compat: None for opbridge's own identities, or "mmcv" / "mmdeploy" to write the identities
+            those projects export (for tools that expect their ONNX files).
+    """
+    if exporter not in EXPORTERS:
+        raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
+    if compat is not None and compat not in COMPAT_DOMAINS:
+        raise ValueError(f"compat must be None or one of {COMPAT_DOMAINS}, got {compat!r}")
+    args = tuple(args)
+    input_names = _input_names(model, len(args))
+    if dynamic_axes:
+        unknown = set(dynamic_axes) - set(input_names)
+        if unknown:
+            raise ValueError(f"dynamic_axes names {sorted(unknown)} are not forward() parameters {input_names}")
+    if exporter == "dynamo":
+        proto = _export_dynamo(model, args, input_names, dynamic_axes, output_names)
+    else:
+        proto = _export_legacy(model, args, input_names, dynamic_axes, output_names)
+    if compat is not None:
+        rename_domain(proto, compat)
+    if path is not None:
+        onnx.save(proto, str(path))
+    return proto
+
+
+def custom_nodes(model: onnx.ModelProto) -> list[str]:
+    """The "domain::op_type" of every node outside the standard ONNX domains, in graph order."""
+    return [f"{n.domain}::{n.op_type}" for n in model.graph.node if n.domain not in ("", "ai.onnx")]
+
+
+def rename_domain(model: onnx.ModelProto, domain: str) -> None:
+    """Rewrites opbridge nodes to the identities `domain` ("mmcv" or "mmdeploy") uses for them.
+
+    The attributes are the same under every identity, so only domain and op_type change.
+    """
+    by_identity = {op.own_identity: op for op in manifest.load().values()}
+    for node in model.graph.node:
+        if node.domain != DOMAIN:
+            continue
+        op = by_identity[f"{node.domain}::{node.op_type}"]
+        target = op.identity_in(domain)
+        if target is None:
+            raise ValueError(f"{op.own_identity} has no {domain} identity (it has: {', '.join(op.identities)})")
+        node.domain, node.op_type = target.split("::")
+    imports = [o for o in model.opset_import if o.domain not in (DOMAIN, domain)]
+    del model.opset_import[:]
+    model.opset_import.extend(imports + [onnx.helper.make_opsetid(domain, 1)])
+
+
+def _input_names(model: torch.nn.Module, count: int) -> list[str]:
+    params = list(inspect.signature(model.forward).parameters.values())
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(names) < count:
+        raise ValueError(f"forward() takes {len(names)} positional inputs, {count} were given")
+    return names[:count]
+
+
+def _export_dynamo(model, args, input_names, dynamic_axes, output_names) -> onnx.ModelProto:
+    table = {}
+    for mapping in EXPORT_MAPPINGS:
+        table.update(mapping.dynamo)
+    dynamic_shapes = None
+    if dynamic_axes:
+        dynamic_shapes = {name: dynamic_axes.get(name) for name in input_names}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(
+            model, args, dynamo=True, custom_translation_table=table, dynamic_shapes=dynamic_shapes,
+            input_names=input_names, output_names=output_names, opset_version=DYNAMO_OPSET,
+            external_data=False, verbose=False, report=False,
+        )
+    return program.model_proto
+
+
+@contextlib.contextmanager
+def _legacy_symbolics(opset: int):
+    """Registers our symbolics at exactly `opset` for the duration of the block.
+
+    At exactly the export opset they win over torchvision's (opsets 11 and 16) and torch's
+    built-ins, and unregistering afterwards brings those back untouched.
+    """
+    names = []
+    try:
+        for mapping in EXPORT_MAPPINGS:
+            for name, fn in mapping.legacy.items():
+                torch.onnx.register_custom_op_symbolic(name, fn, opset)
+                names.append(name)
+        yield
+    finally:
+        for name in names:
+            torch.onnx.unregister_custom_op_symbolic(name, opset)
+
+
+def _export_legacy(model, args, input_names, dynamic_axes, output_names) -> onnx.ModelProto:
+    buffer = io.BytesIO()
+    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET):
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model, args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=input_names,
+            output_names=output_names, dynamic_axes=dynamic_axes, custom_opsets={DOMAIN: OPSET_VERSION},
+        )
+    return onnx.load_from_string(buffer.getvalue())

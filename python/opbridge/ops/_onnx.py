@@ -1,0 +1,39 @@
+"""ONNX-side pieces every op's export mapping uses.
+
+Dynamo translations are @onnxscript.script functions (custom-domain ops need scripted functions,
+and those need real source files, so every op keeps its translations in its own module). They
+live in the wrapper domain "opbridge.export", which the exporter inlines away, and emit the
+primitive node in the "opbridge" domain. Legacy (TorchScript) symbolics emit the same node with
+the same attribute names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import onnxscript
+
+DOMAIN = "opbridge"
+OPSET_VERSION = 1
+OPBRIDGE = onnxscript.values.Opset(DOMAIN, OPSET_VERSION)
+WRAPPERS = onnxscript.values.Opset("opbridge.export", 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportMapping:
+    """How one op reaches ONNX: translations for the dynamo exporter (keyed by torch op overload)
+    and symbolics for the legacy exporter (keyed by "namespace::op" name)."""
+
+    kernel: str
+    dynamo: dict = dataclasses.field(default_factory=dict)
+    legacy: dict[str, Callable] = dataclasses.field(default_factory=dict)
+
+
+def symbolic_helper():
+    """torch's legacy-exporter helper module (moved in torch 2.9; the old path is a shim)."""
+    try:
+        from torch.onnx._internal.torchscript_exporter import symbolic_helper as helper
+    except ImportError:  # pragma: no cover - older torch
+        from torch.onnx import symbolic_helper as helper
+    return helper

@@ -1,0 +1,49 @@
+"""The one tolerance table: how close opbridge's outputs must be to their references.
+
+Keyed by (comparison, dtype). Every entry says why it is what it is. Integer outputs (indices,
+counts) are always compared exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    rtol: float
+    atol: float
+    why: str
+
+
+TOLERANCES: dict[tuple[str, str], Tolerance] = {
+    # The ORT kernel against the PyTorch op it follows, both in float32.
+    ("same_precision", "float32"): Tolerance(
+        1e-5, 1e-5, "same float32 formulas as the PyTorch op; only summation order and the last bit differ"
+    ),
+    # The ORT kernel (float32) against a float64 reference computed from the same float32 inputs.
+    ("float64_reference", "float32"): Tolerance(
+        1e-4, 1e-4,
+        "sample coordinates are computed in float32, as PyTorch does: at coordinates up to ~300 px "
+        "their rounding (~2e-5 px) times the local gradient of random data reaches ~5e-5",
+    ),
+    # A whole exported model in ORT against eager PyTorch (opbridge.verify and the demo).
+    ("model", "float32"): Tolerance(
+        1e-4, 1e-4, "ORT's and PyTorch's convolutions and matrix products sum in different orders"
+    ),
+    ("model", "float64"): Tolerance(1e-9, 1e-9, "as float32, at float64 precision"),
+}
+
+EXACT = Tolerance(0.0, 0.0, "integer outputs are exact")
+
+
+def tolerance(comparison: str, dtype) -> Tolerance:
+    """The tolerance for `comparison` ("same_precision", "float64_reference" or "model") at `dtype`
+    (a numpy or torch dtype, or its name)."""
+    name = str(dtype).replace("torch.", "")
+    if not name.startswith("float"):
+        return EXACT
+    try:
+        return TOLERANCES[(comparison, name)]
+    except KeyError:
+        raise KeyError(f"no tolerance for ({comparison!r}, {name!r}); add one to opbridge/tolerances.py") from None

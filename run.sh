@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# opbridge's one entry point for developers and CI.
+#
+#   ./run.sh demo     set up, build, then export a small detector, run it in ORT and verify it
+#   ./run.sh test     set up, build, then run every test (C++ kernels, library through ORT, export)
+#   ./run.sh bench    set up, build, then benchmark against ORT built-ins and PyTorch eager
+#   ./run.sh setup    only install what is missing (Debian packages, ORT headers, .venv)
+#   ./run.sh build    setup, then build the C++ library and tests into build/
+#
+# Every step is skipped when its result is already there, so a second run only rebuilds what
+# changed. ONNXRUNTIME_ROOT=<ORT release folder> uses those headers instead of fetching them.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+CACHE="$ROOT/.cache"
+VENV="$ROOT/.venv"
+BUILD="$ROOT/build"
+ORT_HEADERS_VERSION="1.21.0"
+APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev)
+
+log() { printf '[run.sh] %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+setup_debian_packages() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# The ORT C API headers 1.21 come from Debian 13's libonnxruntime-dev, fetched with a private
+# apt configuration (the system's sources are left alone) and unpacked into .cache.
+setup_ort_headers() {
+  if [ -n "${ONNXRUNTIME_ROOT:-}" ]; then
+    ORT_ROOT="$ONNXRUNTIME_ROOT"
+    return
+  fi
+  ORT_ROOT="$CACHE/ort-$ORT_HEADERS_VERSION/usr"
+  [ -f "$ORT_ROOT/include/onnxruntime/onnxruntime_c_api.h" ] && return
+  log "fetching ORT $ORT_HEADERS_VERSION headers (Debian trixie libonnxruntime-dev)"
+  local apt_dir="$CACHE/apt-trixie"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+  local mirror
+  mirror="$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -n1 | tr -d ' ')"
+  mirror="${mirror:-http://deb.debian.org/debian}"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie main" > "$apt_dir/sources.list"
+  local opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+              -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache::Archives=$apt_dir/archives"
+              -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
+  apt-get "${opts[@]}" update -qq
+  (cd "$apt_dir" && apt-get "${opts[@]}" download "libonnxruntime-dev=$ORT_HEADERS_VERSION*" >/dev/null)
+  rm -rf "$CACHE/ort-$ORT_HEADERS_VERSION"
+  dpkg-deb -x "$apt_dir"/libonnxruntime-dev_*.deb "$CACHE/ort-$ORT_HEADERS_VERSION"
+  rm -rf "$apt_dir"
+}
+
+setup_venv() {
+  local stamp="$VENV/.opbridge-requirements"
+  local want
+  want="$(cat "$ROOT/requirements.txt" "$ROOT/requirements.lock" | sha256sum | cut -d' ' -f1)"
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating $VENV"
+    python3 -m venv "$VENV"
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "installing pinned Python packages into .venv (torch is large: a few minutes)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+      -r "$ROOT/requirements.txt" -c "$ROOT/requirements.lock"
+    echo "$want" > "$stamp"
+  fi
+  # The package is used from the source tree: a .pth file puts python/ on the path.
+  local site
+  site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  echo "$ROOT/python" > "$site/opbridge-dev.pth"
+}
+
+setup() {
+  setup_debian_packages
+  setup_ort_headers
+  setup_venv
+}
+
+build() {
+  setup
+  export PATH="$VENV/bin:$PATH"
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_BUILD_BENCHMARKS=ON >/dev/null
+  fi
+  cmake --build "$BUILD"
+}
+
+run_tests() {
+  build
+  "$BUILD/opbridge_kernel_tests" --gtest_brief=1
+  cd "$ROOT"
+  "$VENV/bin/python" -m pytest tests/python -q -p no:cacheprovider "$@"
+}
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  setup) setup ;;
+  build) build ;;
+  demo) build; "$VENV/bin/python" -m opbridge demo "$@" ;;
+  test) run_tests "$@" ;;
+  bench) build; "$VENV/bin/python" -m opbridge bench "$@" ;;
+  *) echo "usage: ./run.sh demo|test|bench|setup|build" >&2; exit 2 ;;
+esac
