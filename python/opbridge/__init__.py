@@ -9,6 +9,7 @@
 from opbridge._library import create_session, library_path, session_options
 from opbridge.export import export
 from opbridge.verify import verify
+from opbridge import tolerances
 
 __version__ = "0.1.0"
 __all__ = ["create_session", "export", "library_path", "session_options", "verify", "__version__"]

@@ -195,19 +195,23 @@ Status ShapeInference::Input(size_t index, InferredShape* shape) const {
   return Status::Ok();
 }
 
+std::string ShapeInference::NewSymbol(const char* stem) {
+  static std::atomic<uint64_t> counter{0};
+  return std::string("opbridge_") + stem + "_" + std::to_string(counter.fetch_add(1));
+}
+
 Status ShapeInference::SetOutput(size_t index, ONNXTensorElementDataType type,
                                  const InferredShape& shape) const {
   OrtTensorTypeAndShapeInfo* info = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api_, api_.CreateTensorTypeAndShapeInfo(&info)));
   // ORT writes a dim without a symbol as its integer value, so an unknown dim (-1) needs a name.
   // Each gets a fresh one: equal names would tell ORT the dims are equal.
-  static std::atomic<uint64_t> next_unknown{0};
   std::vector<std::string> names(shape.dims.size());
   for (size_t i = 0; i < shape.dims.size(); ++i) {
     if (i < shape.symbols.size() && !shape.symbols[i].empty()) {
       names[i] = shape.symbols[i];
     } else if (shape.dims[i] < 0) {
-      names[i] = "opbridge_unk_" + std::to_string(next_unknown.fetch_add(1));
+      names[i] = NewSymbol("unk");
     }
   }
   std::vector<const char*> symbols;

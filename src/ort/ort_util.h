@@ -105,6 +105,9 @@ class ShapeInference {
   ShapeInference(const OrtApi& api, OrtShapeInferContext* ctx) : api_(api), ctx_(ctx) {}
   Status Input(size_t index, InferredShape* shape) const;
   Status SetOutput(size_t index, ONNXTensorElementDataType type, const InferredShape& shape) const;
+  // A symbolic dim name no other dim has: for sizes known only at run time (e.g. a kept count),
+  // shared by every output that has that size.
+  static std::string NewSymbol(const char* stem);
   // Reads an int attribute; *found is false when the node lacks it.
   Status AttrInt(const char* name, int64_t* value, bool* found) const;
 

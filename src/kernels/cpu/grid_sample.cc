@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace opbridge::cpu {
 namespace {
@@ -23,19 +24,26 @@ float Unnormalize(float coord, int64_t size, bool align_corners) {
                        : ((coord + 1.0f) * static_cast<float>(size) - 1.0f) / 2.0f;
 }
 
+// NaN stays NaN here (std::min/std::max would turn it into an edge), so that a NaN grid point
+// reads nothing under every padding mode, as it does under zeros padding in PyTorch.
 float ClipCoordinate(float in, int64_t size) {
+  if (std::isnan(in)) return in;
   return std::min(static_cast<float>(size - 1), std::max(in, 0.0f));
 }
 
 // Reflects `in` about the interval [twice_low / 2, twice_high / 2] until it falls inside.
+// fmod is exact, so even coordinates far outside reflect correctly; the parity of the number of
+// flips is taken in floating point, where an integer cast could overflow. An infinite
+// coordinate has no reflection and becomes NaN.
 float ReflectCoordinate(float in, int64_t twice_low, int64_t twice_high) {
   if (twice_low == twice_high) return 0.0f;
+  if (!std::isfinite(in)) return std::numeric_limits<float>::quiet_NaN();
   const float min = static_cast<float>(twice_low) / 2.0f;
   const float span = static_cast<float>(twice_high - twice_low) / 2.0f;
   in = std::fabs(in - min);
   const float extra = std::fmod(in, span);
-  const int64_t flips = static_cast<int64_t>(std::floor(in / span));
-  return (flips % 2 == 0) ? extra + min : span - extra + min;
+  const bool even_flips = std::fmod(std::floor(in / span), 2.0f) == 0.0f;
+  return even_flips ? extra + min : span - extra + min;
 }
 
 // Applies the padding rule to an unnormalized coordinate.

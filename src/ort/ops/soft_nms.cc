@@ -61,12 +61,13 @@ Status SoftNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
 }
 
 Status SoftNmsOp::InferShape(const ShapeInference& infer) {
-  // K is data-dependent: only the row width is known.
+  // K is data-dependent: one fresh symbol, shared by both outputs.
+  const std::string kept = ShapeInference::NewSymbol("kept");
   InferredShape dets, inds;
   dets.dims = {-1, 5};
-  dets.symbols = {"", ""};
+  dets.symbols = {kept, ""};
   inds.dims = {-1};
-  inds.symbols = {""};
+  inds.symbols = {kept};
   OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dets));
   return infer.SetOutput(1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, inds);
 }

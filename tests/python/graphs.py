@@ -1,0 +1,69 @@
+"""Building one-node ONNX models and running them through the built library in ORT."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+import opbridge
+
+ELEM = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int64"): TensorProto.INT64}
+
+
+def one_node_model(
+    identity: str,
+    attrs: dict,
+    inputs: list[str],
+    outputs: list[str],
+    input_shapes: dict | None = None,
+    default_opset: int = 17,
+    ir_version: int = 8,
+) -> onnx.ModelProto:
+    """A model with a single node `identity` ("domain::OpType"). Graph inputs are float32 with
+    the shapes given in input_shapes (None: unknown rank); outputs are left untyped for ORT to infer."""
+    domain, op_type = identity.split("::")
+    node = helper.make_node(op_type, inputs, outputs, domain=domain, **attrs)
+    input_shapes = input_shapes or {}
+    graph = helper.make_graph(
+        [node], "one_node",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, input_shapes.get(n)) for n in inputs],
+        [helper.make_value_info(n, onnx.TypeProto()) for n in outputs],
+    )
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", default_opset), helper.make_opsetid(domain, 1)],
+        ir_version=ir_version,
+    )
+
+
+def run(model: onnx.ModelProto, feeds: dict, threads: int = 1) -> list[np.ndarray]:
+    session = opbridge.create_session(model, intra_op_threads=threads)
+    return session.run(None, feeds)
+
+
+def session_error(model: onnx.ModelProto) -> str:
+    """The message of the error creating a session for `model` (fails the test if none)."""
+    try:
+        opbridge.create_session(model)
+    except Exception as e:  # ORT raises its own pybind exception types
+        return str(e)
+    raise AssertionError("expected the session creation to fail")
+
+
+def run_error(model: onnx.ModelProto, feeds: dict) -> str:
+    """The message of the error running `model` on `feeds` (fails the test if none)."""
+    session = opbridge.create_session(model)
+    try:
+        session.run(None, feeds)
+    except Exception as e:
+        return str(e)
+    raise AssertionError("expected the run to fail")
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, comparison: str, what: str = "") -> None:
+    """Compares with opbridge's tolerance table entry (comparison, actual's dtype); NaNs must match."""
+    tol = opbridge.tolerances.tolerance(comparison, actual.dtype)
+    np.testing.assert_allclose(
+        actual.astype(np.float64), np.asarray(expected, dtype=np.float64), rtol=tol.rtol, atol=tol.atol,
+        equal_nan=True, err_msg=what,
+    )

@@ -1,0 +1,228 @@
+"""RoIAlign through the built library in ORT, against torchvision.ops.roi_align (float32 and
+float64) and, for "max" mode, a scalar float64 reference written from the spec."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+
+from graphs import assert_close, one_node_model, run, run_error, session_error
+
+IDENTITIES = ["opbridge::RoiAlign", "mmcv::MMCVRoiAlign"]
+
+
+def roi_model(identity="opbridge::RoiAlign", **attrs):
+    full = dict(output_height=7, output_width=7, spatial_scale=1.0, sampling_ratio=0, mode="avg", aligned=1)
+    full.update(attrs)
+    full = {k: v for k, v in full.items() if v is not None}
+    return one_node_model(identity, full, ["input", "rois"], ["output"])
+
+
+def make_rois(rng, count, batch, height, width, scale, inverted=True):
+    """Boxes in image coordinates: mostly inside, some partly or wholly outside, some tiny,
+    and with inverted=True some inverted (x2 < x1 or y2 < y1)."""
+    img_h, img_w = height / scale, width / scale
+    x1 = rng.uniform(-0.3 * img_w, 1.1 * img_w, count)
+    y1 = rng.uniform(-0.3 * img_h, 1.1 * img_h, count)
+    low = -0.1 if inverted else 0.0
+    w = rng.uniform(low * img_w, 0.8 * img_w, count)
+    h = rng.uniform(low * img_h, 0.8 * img_h, count)
+    tiny = rng.random(count) < 0.15
+    w[tiny] *= 0.01
+    h[tiny] *= 0.01
+    b = rng.integers(0, batch, count)
+    return np.stack([b, x1, y1, x1 + w, y1 + h], axis=1).astype(np.float32)
+
+
+SWEEP = list(itertools.product(
+    [(1, 1, 1, 1), (1, 3, 7, 5), (2, 4, 33, 47)],  # N, C, H, W
+    [(1, 1), (7, 7), (3, 5)],  # output size
+    [-1, 0, 1, 2, 3],  # sampling ratio
+    [0, 1],  # aligned
+    [1.0, 0.25],  # spatial scale
+))
+
+
+@pytest.mark.parametrize("shape,out,sampling,aligned,scale", SWEEP)
+def test_avg_matches_torchvision(shape, out, sampling, aligned, scale):
+    n, c, h, w = shape
+    rng = np.random.default_rng(hash((shape, out, sampling, aligned, scale)) % 2**32)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    # torchvision fails on inverted boxes when aligned with adaptive sampling (it sizes a
+    # buffer from a negative grid); test_inverted_aligned_adaptive_boxes_pool_to_zero covers them.
+    rois = make_rois(rng, 23, n, h, w, scale, inverted=not (aligned and sampling <= 0))
+    (actual,) = run(roi_model(output_height=out[0], output_width=out[1], spatial_scale=scale,
+                              sampling_ratio=sampling, aligned=aligned), {"input": x, "rois": rois})
+    args = (out, scale, sampling, bool(aligned))
+    same = torchvision.ops.roi_align(torch.from_numpy(x), torch.from_numpy(rois), *args).numpy()
+    exact = torchvision.ops.roi_align(torch.from_numpy(x).double(), torch.from_numpy(rois).double(), *args).numpy()
+    assert actual.shape == (23, c, out[0], out[1])
+    assert_close(actual, same, "same_precision")
+    assert_close(actual, exact, "float64_reference")
+
+
+def test_inverted_aligned_adaptive_boxes_pool_to_zero():
+    """An aligned box with x2 < x1 (or y2 < y1) gets an adaptive grid <= 0: no samples, output 0.
+    (torchvision raises "cannot create std::vector larger than max_size()" here.)"""
+    x = np.random.default_rng(1).standard_normal((1, 2, 8, 8)).astype(np.float32)
+    rois = np.array([[0, 6, 1, 2, 5], [0, 1, 6, 5, 2], [0, 1, 1, 5, 5]], np.float32)
+    (actual,) = run(roi_model(output_height=2, output_width=2, sampling_ratio=0), {"input": x, "rois": rois})
+    np.testing.assert_array_equal(actual[:2], 0.0)
+    expected = torchvision.ops.roi_align(torch.from_numpy(x), torch.from_numpy(rois[2:]), 2, 1.0, 0, True).numpy()
+    assert_close(actual[2:], expected, "same_precision")
+
+
+def max_reference(x, rois, out_h, out_w, scale, sampling, aligned):
+    """mmcv's "max" RoIAlign, one sample at a time in float64, from compat_ops.md section 5.1:
+    the maximum of the bilinear samples of a bin (samples outside read 0); an empty grid gives 0."""
+    n, c, h, w = x.shape
+    result = np.zeros((len(rois), c, out_h, out_w))
+    off = 0.5 if aligned else 0.0
+    for r, (b, x1, y1, x2, y2) in enumerate(rois.astype(np.float64)):
+        sw, sh, ew, eh = x1 * scale - off, y1 * scale - off, x2 * scale - off, y2 * scale - off
+        rw, rh = ew - sw, eh - sh
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        gh = sampling if sampling > 0 else math.ceil(rh / out_h)
+        gw = sampling if sampling > 0 else math.ceil(rw / out_w)
+        for ph, pw in itertools.product(range(out_h), range(out_w)):
+            samples = []
+            for iy, ix in itertools.product(range(max(gh, 0)), range(max(gw, 0))):
+                yy = sh + ph * rh / out_h + (iy + 0.5) * rh / out_h / gh
+                xx = sw + pw * rw / out_w + (ix + 0.5) * rw / out_w / gw
+                samples.append(bilinear(x[int(b)], yy, xx))
+            if samples:
+                result[r, :, ph, pw] = np.max(samples, axis=0)
+    return result
+
+
+def bilinear(plane, y, x):
+    c, h, w = plane.shape
+    if y < -1 or y > h or x < -1 or x > w:
+        return np.zeros(c)
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    return ((1 - ly) * (1 - lx) * plane[:, y0, x0] + (1 - ly) * lx * plane[:, y0, x1]
+            + ly * (1 - lx) * plane[:, y1, x0] + ly * lx * plane[:, y1, x1])
+
+
+@pytest.mark.parametrize("sampling,aligned,scale", [(0, 1, 0.5), (2, 0, 1.0), (1, 1, 0.25), (3, 0, 0.5)])
+def test_max_matches_reference(sampling, aligned, scale):
+    rng = np.random.default_rng(11 + sampling)
+    x = rng.standard_normal((2, 3, 12, 15)).astype(np.float32)
+    rois = make_rois(rng, 9, 2, 12, 15, scale)
+    (actual,) = run(roi_model(output_height=3, output_width=4, spatial_scale=scale, sampling_ratio=sampling,
+                              aligned=aligned, mode="max"), {"input": x, "rois": rois})
+    expected = max_reference(x, rois, 3, 4, scale, sampling, aligned)
+    assert_close(actual, expected, "float64_reference")
+
+
+def test_mmcv_graph_as_exported():
+    """The node exactly as mmcv 1.x writes it: mmcv domain, all six attributes, opset 11, IR 6."""
+    model = roi_model("mmcv::MMCVRoiAlign", output_height=2, output_width=2, spatial_scale=0.5,
+                      sampling_ratio=2, mode="avg", aligned=1)
+    model.opset_import[0].version = 11
+    model.ir_version = 6
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 8, 8)).astype(np.float32)
+    rois = np.array([[0, 1, 1, 9, 9], [0, 4, 2, 14, 12]], np.float32)
+    (actual,) = run(model, {"input": x, "rois": rois})
+    expected = torchvision.ops.roi_align(torch.from_numpy(x), torch.from_numpy(rois), 2, 0.5, 2, True).numpy()
+    assert_close(actual, expected, "same_precision")
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_results_identical_across_thread_counts(identity):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 16, 40, 50)).astype(np.float32)
+    rois = make_rois(rng, 200, 2, 40, 50, 0.5)
+    feeds = {"input": x, "rois": rois}
+    for mode in ("avg", "max"):
+        model = roi_model(identity, spatial_scale=0.5, mode=mode)
+        one = run(model, feeds, threads=1)[0]
+        for threads in (2, 4):
+            np.testing.assert_array_equal(run(model, feeds, threads=threads)[0], one)
+
+
+def test_empty_and_size_one_inputs():
+    x = np.ones((1, 3, 1, 1), np.float32)
+    (out,) = run(roi_model(), {"input": x, "rois": np.zeros((0, 5), np.float32)})
+    assert out.shape == (0, 3, 7, 7)
+    (out,) = run(roi_model(output_height=1, output_width=1), {"input": x, "rois": np.array([[0, 0, 0, 1, 1]], np.float32)})
+    np.testing.assert_allclose(out, 1.0)
+    (out,) = run(roi_model(), {"input": np.zeros((1, 0, 4, 4), np.float32), "rois": np.array([[0, 0, 0, 1, 1]], np.float32)})
+    assert out.shape == (1, 0, 7, 7)
+
+
+def test_nan_in_features_propagates_like_torchvision():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 2, 10, 10)).astype(np.float32)
+    x[0, 0, 3, 4] = np.nan
+    rois = np.array([[0, 0, 0, 9, 9], [0, 6, 6, 9, 9]], np.float32)
+    (actual,) = run(roi_model(output_height=2, output_width=2), {"input": x, "rois": rois})
+    expected = torchvision.ops.roi_align(torch.from_numpy(x), torch.from_numpy(rois), 2, 1.0, 0, True).numpy()
+    assert np.isnan(actual).any()
+    assert_close(actual, expected, "same_precision")
+
+
+def test_non_finite_roi_gives_nan_rows():
+    x = np.ones((1, 2, 6, 6), np.float32)
+    rois = np.array([[0, np.nan, 0, 3, 3], [0, 0, 0, np.inf, 3], [0, 1, 1, 4, 4]], np.float32)
+    (actual,) = run(roi_model(output_height=2, output_width=2), {"input": x, "rois": rois})
+    assert np.isnan(actual[:2]).all()
+    np.testing.assert_allclose(actual[2], 1.0)
+
+
+@pytest.mark.parametrize("attrs,message", [
+    (dict(mode="mean"), 'mode must be "avg" or "max", got "mean"'),
+    (dict(output_height=0), "output_height and output_width must be >= 1, got 0 and 7"),
+    (dict(output_width=-2), "output_height and output_width must be >= 1, got 7 and -2"),
+    (dict(spatial_scale=0.0), "spatial_scale must be a finite number > 0, got 0"),
+    (dict(aligned=2), "aligned must be 0 or 1, got 2"),
+    (dict(output_height=None), "required int attribute 'output_height' is missing"),
+    (dict(output_width=7.5), "attribute 'output_width' must be an int, got a float (7.5)"),
+    (dict(sampling_ratio="two"), "attribute 'sampling_ratio' must be an int, got a string"),
+])
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_bad_attributes_fail_at_session_creation(identity, attrs, message):
+    error = session_error(roi_model(identity, **attrs))
+    assert f"{identity}: {message}" in error
+
+
+@pytest.mark.parametrize("x_shape,rois,message", [
+    ((1, 2, 4), [[0, 0, 0, 1, 1]], "input must have rank 4 [N, C, H, W], got shape [1, 2, 4]"),
+    ((1, 2, 4, 4), [[0, 0, 0, 1]], "rois must have shape [R, 5] (batch_index, x1, y1, x2, y2), got shape [1, 4]"),
+    ((2, 2, 4, 4), [[2, 0, 0, 1, 1]], "rois[0, 0] is the batch index and must lie in [0, 2) after truncation toward zero, got 2"),
+    ((2, 2, 4, 4), [[0, 0, 0, 1, 1], [-1, 0, 0, 1, 1]], "rois[1, 0] is the batch index and must lie in [0, 2) after truncation toward zero, got -1"),
+    ((1, 2, 4, 4), [[np.nan, 0, 0, 1, 1]], "rois[0, 0] is the batch index and must lie in [0, 1) after truncation toward zero, got nan"),
+])
+def test_bad_inputs_fail_at_run_time(x_shape, rois, message):
+    feeds = {"input": np.zeros(x_shape, np.float32), "rois": np.array(rois, np.float32)}
+    assert f"opbridge::RoiAlign: {message}" in run_error(roi_model(), feeds)
+
+
+def test_output_shape_is_inferred():
+    """ORT knows the output shape at session creation: [R, C, 7, 5] with R and C symbolic."""
+    import opbridge
+
+    model = one_node_model("opbridge::RoiAlign", dict(output_height=7, output_width=5), ["input", "rois"], ["output"],
+                           input_shapes={"input": ["N", "C", "H", "W"], "rois": ["R", 5]})
+    (output,) = opbridge.create_session(model).get_outputs()  # the graph leaves its type to ORT
+    assert output.type == "tensor(float)"
+    assert output.shape == ["R", "C", 7, 5]
