@@ -1,0 +1,149 @@
+"""Grid sampler through the built library in ORT, against torch.nn.functional.grid_sample in
+float32 (same arithmetic) and float64 (exact reference)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from graphs import assert_close, one_node_model, run, run_error, session_error
+
+IDENTITIES = ["opbridge::GridSample", "mmcv::grid_sampler", "mmdeploy::grid_sampler"]
+MODES = ["bilinear", "nearest", "bicubic"]
+PADDINGS = ["zeros", "border", "reflection"]
+
+
+def grid_model(identity="opbridge::GridSample", **attrs):
+    full = dict(interpolation_mode=0, padding_mode=0, align_corners=0)
+    full.update(attrs)
+    full = {k: v for k, v in full.items() if v is not None}
+    return one_node_model(identity, full, ["input", "grid"], ["output"])
+
+
+def torch_grid_sample(x, grid, mode, padding, align_corners, dtype):
+    return F.grid_sample(torch.from_numpy(x).to(dtype), torch.from_numpy(grid).to(dtype), mode, padding,
+                         bool(align_corners)).numpy()
+
+
+SHAPES = [
+    ((1, 1, 1, 1), (1, 1)),  # input N, C, H, W; grid H_out, W_out (N shared)
+    ((1, 3, 1, 9), (4, 5)),
+    ((2, 4, 7, 5), (9, 11)),
+    ((2, 2, 33, 47), (17, 300)),  # several 256-pixel blocks, the last one partial
+]
+
+
+@pytest.mark.parametrize("shape,mode,padding,align_corners", list(itertools.product(SHAPES, MODES, PADDINGS, [0, 1])))
+def test_matches_torch(shape, mode, padding, align_corners):
+    (n, c, h, w), out_hw = shape
+    rng = np.random.default_rng(hash((shape, mode, padding, align_corners)) % 2**32)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    grid = rng.uniform(-1.3, 1.3, (n, *out_hw, 2)).astype(np.float32)  # some points outside
+    grid[..., 0].flat[::7] = 2.5  # and some far outside
+    model = grid_model(interpolation_mode=MODES.index(mode), padding_mode=PADDINGS.index(padding),
+                       align_corners=align_corners)
+    (actual,) = run(model, {"input": x, "grid": grid})
+    assert actual.shape == (n, c, *out_hw)
+    assert_close(actual, torch_grid_sample(x, grid, mode, padding, align_corners, torch.float32), "same_precision")
+    if mode != "nearest":  # nearest picks differ from float64 wherever rounding ties move
+        assert_close(actual, torch_grid_sample(x, grid, mode, padding, align_corners, torch.float64),
+                     "float64_reference")
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_nearest_rounds_half_to_even(padding):
+    """Grid points exactly between two pixels go to the even one, as in PyTorch's CPU kernel."""
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 1, 6)
+    # align_corners=1: x = -1 + 2 * k / 5; half-way points k + 0.5.
+    k = np.array([0.5, 1.5, 2.5, 3.5, 4.5], np.float32)
+    grid = np.stack([-1 + 2 * k / 5, np.zeros_like(k)], axis=-1).reshape(1, 1, 5, 2).astype(np.float32)
+    (actual,) = run(grid_model(interpolation_mode=1, padding_mode=PADDINGS.index(padding), align_corners=1),
+                    {"input": x, "grid": grid})
+    np.testing.assert_array_equal(actual, torch_grid_sample(x, grid, "nearest", padding, 1, torch.float32))
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_mmcv_and_mmdeploy_graphs_as_exported(identity):
+    """The node as mmcv (register_extra_symbolics, opset 11) and mmdeploy write it: three int
+    attributes, IR version 6."""
+    model = grid_model(identity, interpolation_mode=0, padding_mode=1, align_corners=0)
+    model.opset_import[0].version = 11
+    model.ir_version = 6
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 3, 10, 10)).astype(np.float32)
+    theta = np.array([[[0.9, -0.2, 0.1], [0.3, 1.1, -0.05]]], np.float32)
+    grid = F.affine_grid(torch.from_numpy(theta), [1, 3, 15, 15], align_corners=False).numpy()
+    (actual,) = run(model, {"input": x, "grid": grid})
+    assert_close(actual, torch_grid_sample(x, grid, "bilinear", "border", 0, torch.float32), "same_precision")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_results_identical_across_thread_counts(mode):
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 8, 40, 30)).astype(np.float32)
+    grid = rng.uniform(-1.1, 1.1, (2, 37, 41, 2)).astype(np.float32)
+    model = grid_model(interpolation_mode=MODES.index(mode), padding_mode=2)
+    one = run(model, {"input": x, "grid": grid}, threads=1)[0]
+    for threads in (2, 4):
+        np.testing.assert_array_equal(run(model, {"input": x, "grid": grid}, threads=threads)[0], one)
+
+
+def test_empty_batch_channels_and_grid():
+    model = grid_model()
+    assert run(model, {"input": np.zeros((0, 3, 4, 4), np.float32), "grid": np.zeros((0, 2, 2, 2), np.float32)})[0].shape == (0, 3, 2, 2)
+    assert run(model, {"input": np.zeros((1, 0, 4, 4), np.float32), "grid": np.zeros((1, 2, 2, 2), np.float32)})[0].shape == (1, 0, 2, 2)
+    assert run(model, {"input": np.zeros((1, 3, 4, 4), np.float32), "grid": np.zeros((1, 0, 5, 2), np.float32)})[0].shape == (1, 3, 0, 5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nan_grid_points(mode):
+    """A NaN grid point reads nothing: NaN for bilinear and bicubic, 0 for nearest, under every
+    padding mode. PyTorch does the same under zeros padding; under border and reflection its
+    result for NaN depends on its vectorized code path (see docs/ops/GridSample.md)."""
+    x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    grid = np.array([[[[np.nan, 0.0], [0.0, np.nan], [0.25, 0.25]]]], np.float32)
+    for padding in PADDINGS:
+        (actual,) = run(grid_model(interpolation_mode=MODES.index(mode), padding_mode=PADDINGS.index(padding)),
+                        {"input": x, "grid": grid})
+        expected_nan = 0.0 if mode == "nearest" else np.nan
+        np.testing.assert_array_equal(actual[0, 0, 0, :2], [expected_nan, expected_nan])
+        assert_close(actual[..., 2:], torch_grid_sample(x, grid[:, :, 2:], mode, padding, 0, torch.float32),
+                     "same_precision")
+    (zeros,) = run(grid_model(interpolation_mode=MODES.index(mode)), {"input": x, "grid": grid})
+    np.testing.assert_array_equal(zeros, torch_grid_sample(x, grid, mode, "zeros", 0, torch.float32))
+
+
+@pytest.mark.parametrize("attrs,message", [
+    (dict(interpolation_mode=3), "interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got 3"),
+    (dict(padding_mode=-1), "padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got -1"),
+    (dict(align_corners=5), "align_corners must be 0 or 1, got 5"),
+    (dict(interpolation_mode="bilinear"), "attribute 'interpolation_mode' must be an int, got a string"),
+])
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_bad_attributes_fail_at_session_creation(identity, attrs, message):
+    assert f"{identity}: {message}" in session_error(grid_model(identity, **attrs))
+
+
+@pytest.mark.parametrize("x_shape,grid_shape,message", [
+    ((1, 2, 4), (1, 3, 3, 2), "input must have rank 4 [N, C, H, W], got shape [1, 2, 4]"),
+    ((1, 2, 4, 4, 4), (1, 3, 3, 3, 3), "input must have rank 4 [N, C, H, W], got shape [1, 2, 4, 4, 4]"),
+    ((1, 2, 4, 4), (1, 3, 3, 3), "grid must have shape [N, H_out, W_out, 2], got shape [1, 3, 3, 3]"),
+    ((2, 2, 4, 4), (3, 3, 3, 2), "grid batch size 3 must equal input batch size 2 (input [2, 2, 4, 4], grid [3, 3, 3, 2])"),
+    ((1, 2, 0, 4), (1, 3, 3, 2), "input must have non-empty spatial dimensions, got shape [1, 2, 0, 4]"),
+])
+def test_bad_inputs_fail_at_run_time(x_shape, grid_shape, message):
+    feeds = {"input": np.zeros(x_shape, np.float32), "grid": np.zeros(grid_shape, np.float32)}
+    assert f"opbridge::GridSample: {message}" in run_error(grid_model(), feeds)
+
+
+def test_output_shape_is_inferred():
+    import opbridge
+
+    model = one_node_model("opbridge::GridSample", {}, ["input", "grid"], ["output"],
+                           input_shapes={"input": ["N", 3, "H", "W"], "grid": ["N", 20, "Wo", 2]})
+    (output,) = opbridge.create_session(model).get_outputs()
+    assert output.shape == ["N", 3, 20, "Wo"]
