@@ -99,7 +99,7 @@ build() {
 
 run_tests() {
   build
-  "$BUILD/opbridge_kernel_tests" --gtest_brief=1
+  "$BUILD/opbridge_cpp_tests" --gtest_brief=1
   cd "$ROOT"
   "$VENV/bin/python" -m pytest tests/python -q -p no:cacheprovider "$@"
 }

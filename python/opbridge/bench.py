@@ -68,41 +68,54 @@ class Case:
     check_rows: int | None = None  # compare only opbridge's first rows (a reference run on a subset)
 
 
-def _session_options():
-    """SessionOptions shared by the opbridge and the built-in engines (the library is registered later)."""
+def _library_path() -> str:
+    """The opbridge library: $OPBRIDGE_LIBRARY (set for memory children), else opbridge.library_path()."""
+    if os.environ.get("OPBRIDGE_LIBRARY"):
+        return os.environ["OPBRIDGE_LIBRARY"]
+    from opbridge import library_path
+
+    return library_path()
+
+
+def _create_session(model, threads: int):
+    """An ORT CPU session for `model` with the opbridge library registered, as opbridge.create_session
+    makes it, plus the spinning setting. Used for opbridge's node and the built-in node alike.
+
+    It calls ORT directly so that a memory child never imports the opbridge package (and so torch,
+    whose import alone is ~0.5 GB of RSS and would hide the op's own peak).
+    """
     import onnxruntime as ort
 
     options = ort.SessionOptions()
+    options.register_custom_ops_library(_library_path())
+    options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", SPINNING)
-    return options
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
 def _ort_engine(model, feeds: dict, threads: int) -> Callable[[], list]:
-    """A callable running the one-node `model` in an ORT CPU session (with opbridge registered).
-
-    The session is created on the first call (the warm-up), so that a memory child pays for its
-    own session only.
-    """
-    import opbridge
-
+    """A callable running the one-node `model` in ORT. The session is created on the first call (the
+    warm-up), so that a memory child pays for its own session only."""
     session = None
 
     def run():
         nonlocal session
         if session is None:
-            session = opbridge.create_session(model, intra_op_threads=threads, options=_session_options())
+            session = _create_session(model, threads)
         return session.run(None, feeds)
 
     return run
 
 
-def _torch_engine(fn, *args, **kwargs) -> Callable[[], object]:
-    """A callable running a PyTorch function in inference mode."""
-    import torch
+def _torch_engine(fn, *args) -> Callable[[], object]:
+    """A callable running `fn(*args)` under torch.inference_mode(). torch is imported on the first
+    call, not when the case is built (memory children build cases without importing torch)."""
 
     def run():
+        import torch
+
         with torch.inference_mode():
-            return fn(*args, **kwargs)
+            return fn(*args)
 
     return run
 
@@ -175,15 +188,25 @@ def _dense_boxes() -> tuple[np.ndarray, np.ndarray]:
 # --- workloads --------------------------------------------------------------------------------------
 
 
+def _torchvision_roi_align(feature, rois, out, sampling_ratio):
+    import torch
+    import torchvision
+
+    return torchvision.ops.roi_align(torch.from_numpy(feature), torch.from_numpy(rois), out, 0.25, sampling_ratio, True)
+
+
+def _reference_roi_align_max(feature, rois, out, sampling_ratio):
+    import torch
+
+    from opbridge.ops import roi_align_reference
+
+    return roi_align_reference(torch.from_numpy(feature), torch.from_numpy(rois), out, out, 0.25, sampling_ratio, True, "max")
+
+
 def _roi_align_cases(
     label: str, feature: np.ndarray, rois: np.ndarray, out: int, sampling_ratio: int, mode: str, threads: int
 ) -> Case:
     """One RoIAlign variant (aligned=1, spatial_scale 0.25): opbridge, ORT RoiAlign-16, torchvision."""
-    import torch
-    import torchvision
-
-    from opbridge.ops import roi_align_reference
-
     r, c = rois.shape[0], feature.shape[1]
     shape_out = [r, c, out, out]
     ours = _one_node_model(
@@ -199,20 +222,18 @@ def _roi_align_cases(
         coordinate_transformation_mode="half_pixel",
     )
     builtin_feeds = {"X": feature, "rois": np.ascontiguousarray(rois[:, 1:]), "batch_indices": rois[:, 0].astype(np.int64)}
-    feature_t, rois_t = torch.from_numpy(feature), torch.from_numpy(rois)
     case = Case(
         name=label,
         opbridge=_ort_engine(ours, {"input": feature, "rois": rois}, threads),
         ort=_ort_engine(builtin, builtin_feeds, threads),
     )
     if mode == "avg":
-        case.torch = _torch_engine(torchvision.ops.roi_align, feature_t, rois_t, out, 0.25, sampling_ratio, True)
+        case.torch = _torch_engine(_torchvision_roi_align, feature, rois, out, sampling_ratio)
     else:
         # No PyTorch eager max RoIAlign: check (untimed) against opbridge's plain-PyTorch reference on
         # the first 50 rois; ORT's max mode takes the max of bilinear terms, not of samples.
         case.ort_note = "ORT: different semantics (max of weighted corners)"
-        ref = _torch_engine(roi_align_reference, feature_t, rois_t[:50], out, out, 0.25, sampling_ratio, True, "max")
-        case.reference = ref
+        case.reference = _torch_engine(_reference_roi_align_max, feature, rois[:50], out, sampling_ratio)
         case.check_rows = 50
     return case
 
@@ -239,11 +260,17 @@ GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
 
 
-def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads) -> Case:
-    """One grid-sample variant: opbridge GridSample, ORT GridSample-16, F.grid_sample."""
+def _torch_grid_sample(image, grid, mode, padding, align_corners):
     import torch
     import torch.nn.functional as F
 
+    return F.grid_sample(
+        torch.from_numpy(image), torch.from_numpy(grid), mode=mode, padding_mode=padding, align_corners=bool(align_corners)
+    )
+
+
+def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads) -> Case:
+    """One grid-sample variant: opbridge GridSample, ORT GridSample-16, F.grid_sample."""
     n, c = image.shape[:2]
     shape_out = [n, c, grid.shape[1], grid.shape[2]]
     io = [("input", F32, image.shape), ("grid", F32, grid.shape)], [("output", F32, shape_out)]
@@ -257,10 +284,7 @@ def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads)
         name=label,
         opbridge=_ort_engine(ours, feeds, threads),
         ort=_ort_engine(builtin, feeds, threads),
-        torch=_torch_engine(
-            F.grid_sample, torch.from_numpy(image), torch.from_numpy(grid), mode=mode, padding_mode=padding,
-            align_corners=bool(align_corners),
-        ),
+        torch=_torch_engine(_torch_grid_sample, image, grid, mode, padding, align_corners),
     )
 
 
@@ -281,13 +305,17 @@ def grid_sample_batch(threads: int) -> list[Case]:
     return [_grid_sample_case("grid_sample.batch bilinear/border/ac1", image, grid, "bilinear", "border", 1, threads)]
 
 
-def soft_nms_dense(threads: int) -> list[Case]:
-    """soft_nms.dense: 5000 boxes, linear and gaussian. No competitor: the eager column is opbridge's
-    own Python-loop implementation, for reference only."""
+def _eager_soft_nms(boxes, scores, method):
     import torch
 
     from opbridge.ops import soft_nms
 
+    return soft_nms(torch.from_numpy(boxes), torch.from_numpy(scores), 0.3, 0.5, 1e-3, method)
+
+
+def soft_nms_dense(threads: int) -> list[Case]:
+    """soft_nms.dense: 5000 boxes, linear and gaussian. No competitor: the eager column is opbridge's
+    own Python-loop implementation, for reference only."""
     boxes, scores = _dense_boxes()
     cases = []
     for method in ("linear", "gaussian"):
@@ -299,9 +327,7 @@ def soft_nms_dense(threads: int) -> list[Case]:
         cases.append(Case(
             name=f"soft_nms.dense {method}",
             opbridge=_ort_engine(model, {"boxes": boxes, "scores": scores}, threads),
-            torch=_torch_engine(
-                soft_nms, torch.from_numpy(boxes), torch.from_numpy(scores), 0.3, 0.5, 1e-3, method
-            ),
+            torch=_torch_engine(_eager_soft_nms, boxes, scores, method),
             torch_note="eager: opbridge eager (python loop), not a competitor",
         ))
     return cases
@@ -387,29 +413,55 @@ def _fmt_ratio(other: float | None, ours: float) -> str:
 # --- peak memory (child processes) -------------------------------------------------------------------
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak RSS in KB: VmHWM from /proc/self/status.
+
+    Not ru_maxrss: Linux carries ru_maxrss across fork and exec, so a child started from this
+    (torch-sized) process would report the parent's RSS. VmHWM belongs to the new address space.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _memory_child(workload: str, engine: str, repeats: int) -> None:
     """Runs one engine of one workload `repeats` times at 1 thread; prints baseline and peak RSS (KB) as JSON
     (null when the workload has no such engine).
 
-    The baseline is the high-water mark after imports and input generation, before the first
-    session is created.
+    The child imports numpy, onnx and onnxruntime only (not torch: see _create_session). The
+    baseline is the high-water mark after imports and input generation, before the first session.
     """
     engines = [getattr(case, engine) for case in WORKLOADS[workload](1)]
     engines = [fn for fn in engines if fn is not None]
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = _peak_rss_kb()
     for fn in engines:
         for _ in range(repeats):
             fn()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"baseline_kb": baseline, "peak_kb": peak} if engines else None))
+    peak = _peak_rss_kb()
+    result = {"baseline_kb": baseline, "peak_kb": peak, "torch_imported": "torch" in sys.modules}
+    print(json.dumps(result if engines else None))
 
 
 def _measure_memory(workload: str, engine: str) -> dict | None:
+    """Peak RSS of a fresh process running only `engine` ("opbridge" or "ort") on `workload`.
+
+    The child loads this file as a plain module (importing the opbridge package would import torch)
+    and finds the library through $OPBRIDGE_LIBRARY.
+    """
     code = (
-        f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r}); "
-        f"from opbridge.bench import _memory_child; _memory_child({workload!r}, {engine!r}, {MEMORY_REPEATS})"
+        "import importlib.util, sys; "
+        f"spec = importlib.util.spec_from_file_location('opbridge_bench', {str(Path(__file__).resolve())!r}); "
+        "bench = importlib.util.module_from_spec(spec); sys.modules['opbridge_bench'] = bench; "
+        "spec.loader.exec_module(bench); "
+        f"bench._memory_child({workload!r}, {engine!r}, {MEMORY_REPEATS})"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    env = dict(os.environ, OPBRIDGE_LIBRARY=_library_path())
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         print(f"  memory child {workload}/{engine} failed: {proc.stderr.strip().splitlines()[-1:]}")
         return None
@@ -419,7 +471,8 @@ def _measure_memory(workload: str, engine: str) -> dict | None:
 def _fmt_mem(m: dict | None) -> str:
     if m is None:
         return "-"
-    return f"{m['peak_kb'] / 1024:.0f} MB (+{(m['peak_kb'] - m['baseline_kb']) / 1024:.0f})"
+    text = f"{m['peak_kb'] / 1024:.0f} MB (+{(m['peak_kb'] - m['baseline_kb']) / 1024:.0f})"
+    return text + (" [torch imported]" if m["torch_imported"] else "")
 
 
 # --- entry point -------------------------------------------------------------------------------------
@@ -481,7 +534,9 @@ def main(workloads: list[str], runs: int, threads: list[int], memory: bool | Non
     torch.set_num_threads(torch_threads)
     for note in notes:
         print(("* " if note.startswith("ORT") else "+ ") + note)
-    if slower:
+    if comparable == 0:
+        print("opbridge fastest on every row: n/a (no like-for-like competitor in these rows)")
+    elif slower:
         print(f"opbridge fastest on every row: NO - slower on {len(slower)} of {comparable} comparable rows: "
               + "; ".join(slower) + " (noise on this VM is about +-30%)")
     else:
@@ -490,7 +545,7 @@ def main(workloads: list[str], runs: int, threads: list[int], memory: bool | Non
 
     if memory:
         print(f"\npeak RSS, one child process per workload and engine ({MEMORY_REPEATS} runs of every variant, "
-              "1 thread; in brackets: growth over the process before its first session)")
+              "1 thread, no torch;\n  in brackets: growth over the same process before its first session)")
         for workload in selected:
             ours, builtin = _measure_memory(workload, "opbridge"), _measure_memory(workload, "ort")
             print(f"  {workload:<20} opbridge {_fmt_mem(ours)} / ORT built-in {_fmt_mem(builtin)}", flush=True)

@@ -44,6 +44,7 @@ class Op:
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     attributes: tuple[Attribute, ...]
+    notes: str
 
     @property
     def own_identity(self) -> str:
@@ -78,6 +79,7 @@ def load() -> dict[str, Op]:
                 Attribute(a["name"], a["type"], a.get("default"), tuple(a.get("allowed", ())), a["doc"])
                 for a in entry["attributes"]
             ),
+            notes=entry.get("notes", "").strip(),
         )
     return ops
 

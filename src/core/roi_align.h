@@ -1,7 +1,7 @@
 // RoIAlign: parameters, validation and output shape, shared by every backend.
 //
 // Numerics follow torchvision.ops.roi_align (which equals mmcv's MMCVRoiAlign in "avg" mode);
-// see docs/ops/RoiAlign.md for the exact rules and where opbridge differs from the peers.
+// see docs/ops/roi_align.md for the exact rules and where opbridge differs from the peers.
 #pragma once
 
 #include <cstdint>

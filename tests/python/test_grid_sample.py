@@ -103,7 +103,7 @@ def test_empty_batch_channels_and_grid():
 def test_nan_grid_points(mode):
     """A NaN grid point reads nothing: NaN for bilinear and bicubic, 0 for nearest, under every
     padding mode. PyTorch does the same under zeros padding; under border and reflection its
-    result for NaN depends on its vectorized code path (see docs/ops/GridSample.md)."""
+    result for NaN depends on its vectorized code path (see docs/ops/grid_sample.md)."""
     x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
     grid = np.array([[[[np.nan, 0.0], [0.0, np.nan], [0.25, 0.25]]]], np.float32)
     for padding in PADDINGS:

@@ -82,7 +82,7 @@ def roi_align_reference(
     aligned: bool,
     mode: str,
 ) -> Tensor:
-    """A plain PyTorch RoIAlign, written from the spec (docs/ops/RoiAlign.md), one RoI at a time.
+    """A plain PyTorch RoIAlign, written from the spec (docs/ops/roi_align.md), one RoI at a time.
 
     It computes in the dtype of `input`: pass float64 tensors for a reference. Sample points and
     bilinear rules are torchvision's; the sampling is separable, so each RoI's samples are the

@@ -1,0 +1,64 @@
+"""Generates the op reference pages (docs/ops/<kernel>.md) from the manifest (ops.toml).
+
+The pages are generated, never edited by hand: change ops.toml and run
+``python -m opbridge docs``. tests/python/test_manifest.py fails when a page is out of date.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opbridge import manifest
+
+DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "ops"
+
+_FILES = [
+    ("CPU kernel", "src/kernels/cpu/{k}.cc"),
+    ("validation and output shape (all backends)", "src/core/{k}.cc"),
+    ("ORT glue", "src/ort/ops/{k}.cc"),
+    ("PyTorch side and export mappings", "python/opbridge/ops/{k}.py"),
+    ("C++ kernel tests", "tests/cpp/{k}_test.cc"),
+    ("tests through ORT and export", "tests/python/test_{k}.py, tests/python/test_export.py"),
+    ("benchmark", "python/opbridge/bench.py (workloads {k}.*)"),
+]
+
+
+def render(op: manifest.Op) -> str:
+    lines = [f"# {op.title}", "", "<!-- Generated from python/opbridge/ops.toml by `python -m opbridge docs`. -->", ""]
+    lines += [op.summary, ""]
+    lines += ["| ONNX identity (domain::op_type) | opset | since |", "|---|---|---|"]
+    lines += [f"| `{identity}` | {op.opset} | opbridge {op.since} |" for identity in op.identities]
+    lines += ["", f"All identities run the same kernel with the same attributes. Data types: {', '.join(op.dtypes)}.", ""]
+    lines += [f"**PyTorch:** {op.pytorch}", ""]
+    lines += ["## Inputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
+    lines += [f"| `{t.name}` | `{t.shape}` | {t.dtype} | {t.doc} |" for t in op.inputs]
+    lines += ["", "## Outputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
+    lines += [f"| `{t.name}` | `{t.shape}` | {t.dtype} | {t.doc} |" for t in op.outputs]
+    lines += ["", "## Attributes", "", "| name | type | default | allowed | description |", "|---|---|---|---|---|"]
+    for a in op.attributes:
+        default = "required" if a.required else f"`{a.default!r}`" if a.type == "string" else f"`{a.default}`"
+        allowed = ", ".join(f"`{v}`" for v in a.allowed) or "see description"
+        lines.append(f"| `{a.name}` | {a.type} | {default} | {allowed} | {a.doc} |")
+    lines += ["", "A missing optional attribute takes its default. A bad value is rejected when the session is",
+              "created, and a bad input when the model runs, with an error naming the op, the value and the rule.", ""]
+    if op.notes:
+        lines += ["## Notes", "", op.notes, ""]
+    lines += ["## Where the code is", "", "| what | file |", "|---|---|"]
+    lines += [f"| {what} | `{path.format(k=op.kernel)}` |" for what, path in _FILES]
+    return "\n".join(lines) + "\n"
+
+
+def pages() -> dict[str, str]:
+    """File name -> content, for every op of the manifest."""
+    return {f"{op.kernel}.md": render(op) for op in manifest.load().values()}
+
+
+def write_pages(out: str | Path | None = None) -> list[Path]:
+    out = Path(out) if out else DOCS_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in pages().items():
+        path = out / name
+        path.write_text(text)
+        written.append(path)
+    return written

@@ -1,0 +1,179 @@
+"""Export round trips: PyTorch models using opbridge's ops, exported with each exporter, run in
+ORT with the library, compared with eager PyTorch."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+import torch
+import torch.nn.functional as F
+import torchvision
+
+import opbridge
+import opbridge.ops
+from opbridge.demo import DemoDetector, example_inputs
+from opbridge.export import custom_nodes
+
+EXPORTERS = ["dynamo", "legacy"]
+
+
+class TorchvisionRoiAlign(torch.nn.Module):
+    def __init__(self, sampling_ratio=0, aligned=True):
+        super().__init__()
+        self.sampling_ratio, self.aligned = sampling_ratio, aligned
+
+    def forward(self, x, rois):
+        return torchvision.ops.roi_align(x, rois, (5, 4), 0.5, self.sampling_ratio, self.aligned)
+
+
+class TorchvisionRoiAlignModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = torchvision.ops.RoIAlign((3, 3), spatial_scale=0.25, sampling_ratio=2, aligned=False)
+
+    def forward(self, x, rois):
+        return self.pool(x, rois)
+
+
+class MaxRoiAlign(torch.nn.Module):
+    def forward(self, x, rois):
+        return opbridge.ops.roi_align(x, rois, 3, spatial_scale=0.5, sampling_ratio=2, aligned=True, mode="max")
+
+
+class GridSample(torch.nn.Module):
+    def __init__(self, mode, padding, align_corners):
+        super().__init__()
+        self.args = (mode, padding, align_corners)
+
+    def forward(self, x, grid):
+        return F.grid_sample(x, grid, *self.args)
+
+
+class SoftNms(torch.nn.Module):
+    def __init__(self, method):
+        super().__init__()
+        self.method = method
+
+    def forward(self, boxes, scores):
+        return opbridge.ops.soft_nms(boxes, scores, 0.4, 0.5, 0.01, self.method)
+
+
+def roi_inputs(rois=6, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(2, 3, 16, 20, generator=g)
+    xy = torch.rand(rois, 2, generator=g) * 30
+    boxes = torch.cat([xy, xy + torch.rand(rois, 2, generator=g) * 20 + 1], 1)
+    batch = torch.randint(0, 2, (rois, 1), generator=g).float()
+    return x, torch.cat([batch, boxes], 1)
+
+
+def nms_inputs(count=60, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    xy = torch.rand(count, 2, generator=g) * 100
+    boxes = torch.cat([xy, xy + torch.rand(count, 2, generator=g) * 40 + 5], 1)
+    return boxes, torch.rand(count, generator=g)
+
+
+def check(model, args, exporter, expect_nodes):
+    report = opbridge.verify(model, args, exporter=exporter, print_report=False)
+    assert report.ok, str(report)
+    assert sorted(set(report.custom_ops)) == sorted(expect_nodes)
+    return report
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("model", [TorchvisionRoiAlign(0, True), TorchvisionRoiAlign(2, False), TorchvisionRoiAlignModule()])
+def test_torchvision_roi_align(exporter, model):
+    check(model, roi_inputs(), exporter, ["opbridge::RoiAlign"])
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_roi_align_max_mode(exporter):
+    check(MaxRoiAlign(), roi_inputs(), exporter, ["opbridge::RoiAlign"])
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("mode,padding,align_corners", [
+    ("bilinear", "zeros", False), ("nearest", "border", True), ("bicubic", "reflection", False),
+    ("bilinear", "reflection", True),
+])
+def test_grid_sample(exporter, mode, padding, align_corners):
+    g = torch.Generator().manual_seed(1)
+    args = (torch.randn(2, 3, 9, 11, generator=g), torch.rand(2, 6, 7, 2, generator=g) * 2.4 - 1.2)
+    check(GridSample(mode, padding, align_corners), args, exporter, ["opbridge::GridSample"])
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("method", ["naive", "linear", "gaussian"])
+def test_soft_nms(exporter, method):
+    check(SoftNms(method), nms_inputs(), exporter, ["opbridge::SoftNonMaxSuppression"])
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_demo_detector(exporter):
+    report = check(DemoDetector(), example_inputs(image_size=128, num_proposals=120), exporter,
+                   ["opbridge::GridSample", "opbridge::RoiAlign", "opbridge::SoftNonMaxSuppression"])
+    assert report.outputs[0].ort_shape[0] > 1  # soft-NMS kept several proposals
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_dynamic_axes(exporter):
+    """Exported with 6 rois, run with 11: the rois count is a dim of the graph, not a constant."""
+    model = TorchvisionRoiAlign()
+    proto = opbridge.export(model, roi_inputs(6), exporter=exporter, dynamic_axes={"rois": {0: "num_rois"}},
+                            output_names=["pooled"])
+    session = opbridge.create_session(proto)
+    assert session.get_inputs()[1].shape[0] == "num_rois"
+    x, rois = roi_inputs(11, seed=5)
+    (actual,) = session.run(None, {"x": x.numpy(), "rois": rois.numpy()})
+    np.testing.assert_allclose(actual, model(x, rois).numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_mmcv_compat_identities(exporter, tmp_path):
+    """compat="mmcv" writes the node types mmcv 1.x writes; ORT with opbridge runs them."""
+    path = tmp_path / "model.onnx"
+    proto = opbridge.export(TorchvisionRoiAlign(), roi_inputs(), path, exporter=exporter, compat="mmcv")
+    assert custom_nodes(proto) == ["mmcv::MMCVRoiAlign"]
+    assert {o.domain for o in proto.opset_import} >= {"mmcv"} and "opbridge" not in {o.domain for o in proto.opset_import}
+    x, rois = roi_inputs()
+    (actual,) = opbridge.create_session(path).run(None, {"x": x.numpy(), "rois": rois.numpy()})
+    np.testing.assert_allclose(actual, TorchvisionRoiAlign()(x, rois).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_compat_without_identity_is_an_error():
+    with pytest.raises(ValueError, match="opbridge::RoiAlign has no mmdeploy identity"):
+        opbridge.export(TorchvisionRoiAlign(), roi_inputs(), compat="mmdeploy")
+
+
+def test_writes_one_self_contained_file(tmp_path):
+    path = tmp_path / "demo.onnx"
+    opbridge.export(DemoDetector(), example_inputs(image_size=64, num_proposals=20), path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["demo.onnx"]
+    onnx.checker.check_model(onnx.load(str(path)))
+
+
+def test_legacy_override_is_scoped_to_the_call():
+    """After opbridge's legacy export, torch's own legacy export of roi_align and grid_sample
+    gives the standard ONNX ops again (opbridge does not leave global registrations behind)."""
+    opbridge.export(TorchvisionRoiAlign(), roi_inputs(), exporter="legacy")
+    import io
+
+    for model, args in [(TorchvisionRoiAlign(), roi_inputs()),
+                        (GridSample("bilinear", "zeros", False), (torch.randn(1, 1, 4, 4), torch.zeros(1, 2, 2, 2)))]:
+        buffer = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, args, buffer, dynamo=False, opset_version=17)
+        types = [n.op_type for n in onnx.load_from_string(buffer.getvalue()).graph.node]
+        assert ("RoiAlign" in types) or ("GridSample" in types), types
+
+
+def test_unknown_exporter_and_bad_dynamic_axes():
+    with pytest.raises(ValueError, match="exporter must be one of"):
+        opbridge.export(TorchvisionRoiAlign(), roi_inputs(), exporter="onnxscript")
+    with pytest.raises(ValueError, match="not forward\\(\\) parameters"):
+        opbridge.export(TorchvisionRoiAlign(), roi_inputs(), dynamic_axes={"boxes": {0: "n"}})

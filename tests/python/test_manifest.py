@@ -1,0 +1,61 @@
+"""The manifest (python/opbridge/ops.toml) is the one description of every op: the C++
+registration table, the Python export mappings and the reference pages must agree with it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import opbridge
+from opbridge import docs, manifest
+from opbridge.ops import EXPORT_MAPPINGS
+
+
+def registered_ops() -> list[dict]:
+    tool = Path(opbridge.library_path()).parent / "opbridge_list_ops"
+    return json.loads(subprocess.run([str(tool)], check=True, capture_output=True, text=True).stdout)
+
+
+def test_registration_table_equals_manifest():
+    table = {f"{e['domain']}::{e['name']}": e for e in registered_ops()}
+    expected = {f"{d}::{n}": op for d, n, op in manifest.identities()}
+    assert sorted(table) == sorted(expected)
+    for identity, op in expected.items():
+        entry = table[identity]
+        assert entry["kernel"] == op.kernel, identity
+        assert [(t["name"], t["dtype"], t["optional"]) for t in entry["inputs"]] == \
+            [(t.name, t.dtype, False) for t in op.inputs], identity
+        assert [(t["name"], t["dtype"]) for t in entry["outputs"]] == [(t.name, t.dtype) for t in op.outputs], identity
+        assert [(a["name"], a["type"], a["required"]) for a in entry["attributes"]] == \
+            [(a.name, a.type, a.required) for a in op.attributes], identity
+        for a, registered in zip(op.attributes, entry["attributes"]):
+            if a.type == "float" and not a.required:
+                assert abs(registered["default"] - a.default) <= 1e-7 * max(1.0, abs(a.default)), (identity, a.name)
+            else:
+                assert registered["default"] == a.default, (identity, a.name)
+
+
+def test_every_op_has_an_export_mapping_and_files():
+    repo = Path(__file__).resolve().parents[2]
+    assert sorted(m.kernel for m in EXPORT_MAPPINGS) == sorted(manifest.load())
+    for kernel in manifest.load():
+        for path in [f"src/kernels/cpu/{kernel}.cc", f"src/core/{kernel}.cc", f"src/ort/ops/{kernel}.cc",
+                     f"python/opbridge/ops/{kernel}.py", f"tests/cpp/{kernel}_test.cc", f"tests/python/test_{kernel}.py"]:
+            assert (repo / path).is_file(), path
+
+
+def test_reference_pages_are_up_to_date():
+    for name, text in docs.pages().items():
+        path = docs.DOCS_DIR / name
+        assert path.is_file() and path.read_text() == text, f"{path} is stale: run python -m opbridge docs"
+    assert sorted(p.name for p in docs.DOCS_DIR.glob("*.md")) == sorted(docs.pages())
+
+
+def test_ops_command_lists_every_identity(capsys):
+    from opbridge.cli import main
+
+    assert main(["ops"]) == 0
+    out = capsys.readouterr().out
+    for domain, name, _ in manifest.identities():
+        assert f"{domain}::{name}" in out
