@@ -48,7 +48,9 @@ setup_ort_headers() {
   local apt_dir="$CACHE/apt-trixie"
   mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
   local mirror
-  mirror="$(grep -rhoE 'https?://[^ ]+/debian/?( |$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | head -n1 | tr -d ' ')"
+  # The machine's own Debian mirror (one-line or deb822 sources), else Debian's default one.
+  mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+            | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n1 | tr -d ' ' || true)"
   mirror="${mirror:-http://deb.debian.org/debian}"
   echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie main" > "$apt_dir/sources.list"
   local opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=/dev/null"

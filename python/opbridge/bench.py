@@ -38,13 +38,13 @@ import numpy as np
 SEED = 0
 ATOL = 1e-4
 MEMORY_REPEATS = 3
-# "session.intra_op.allow_spinning" for both ORT engines. "0" was chosen after measuring both on the
-# 2-core VM: with spinning, ORT's idle workers compete with PyTorch's threads in the interleaved
-# runs (and with anything else running on the machine); see bench/README.md.
+# "session.intra_op.allow_spinning" for both ORT engines. Both settings were measured on the 2-core
+# VM at 2 threads: the differences were within its noise (about +-30%), so "0" is used: a spinning
+# idle worker burns a core that the interleaved PyTorch runs (and other processes) need, which
+# peer_baseline.md saw slow ORT down at 2 threads. See bench/README.md.
 SPINNING = os.environ.get("OPBRIDGE_BENCH_SPINNING", "0")
-
-Outputs = list  # a list of numpy arrays
-
+# Default-domain opset of every model: RoiAlign-16 and GridSample-16 are current at 17.
+ONNX_OPSET = 17
 
 # --- engines and cases ----------------------------------------------------------------------------
 
@@ -90,6 +90,7 @@ def _create_session(model, threads: int):
     options.register_custom_ops_library(_library_path())
     options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", SPINNING)
+    options.log_severity_level = 3  # errors only (ORT warns on every RoiAlign max session)
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
@@ -131,7 +132,7 @@ def _one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], dom
         [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
         [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
     )
-    opsets = [helper.make_opsetid("", 17 if domain else 16)]
+    opsets = [helper.make_opsetid("", ONNX_OPSET)]
     if domain:
         opsets.append(helper.make_opsetid(domain, 1))
     model = helper.make_model(graph, opset_imports=opsets)
@@ -167,7 +168,7 @@ def _p2_rois(count: int) -> np.ndarray:
 
 
 def _grid(shape: tuple[int, ...], salt: int) -> np.ndarray:
-    """A sampling grid uniform in [-1.1, 1.1] (about 10% of the samples fall outside the input)."""
+    """A sampling grid uniform in [-1.1, 1.1]: about 17% of the points fall (partly) outside the input."""
     return _rng(salt).uniform(-1.1, 1.1, shape).astype(np.float32)
 
 

@@ -1,7 +1,8 @@
 """The one tolerance table: how close opbridge's outputs must be to their references.
 
-Keyed by (comparison, dtype). Every entry says why it is what it is. Integer outputs (indices,
-counts) are always compared exactly.
+Keyed by (op, comparison, dtype), where op "*" applies to every op without an entry of its own.
+Every entry says why it is what it is. Integer outputs (indices, counts) are always compared
+exactly.
 """
 
 from __future__ import annotations
@@ -16,34 +17,41 @@ class Tolerance:
     why: str
 
 
-TOLERANCES: dict[tuple[str, str], Tolerance] = {
+TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
     # The ORT kernel against the PyTorch op it follows, both in float32.
-    ("same_precision", "float32"): Tolerance(
+    ("*", "same_precision", "float32"): Tolerance(
         1e-5, 1e-5, "same float32 formulas as the PyTorch op; only summation order and the last bit differ"
     ),
+    ("grid_sample", "same_precision", "float32"): Tolerance(
+        1e-5, 5e-5,
+        "PyTorch's CPU kernel fuses multiply-adds (FMA) in its coordinate arithmetic on AVX2 machines; "
+        "opbridge does not, so that results do not depend on the CPU. One ulp of a coordinate near "
+        "50 px (4e-6) times a steep gradient of random data gives up to ~2e-5; either result is as "
+        "close to the float64 one",
+    ),
     # The ORT kernel (float32) against a float64 reference computed from the same float32 inputs.
-    ("float64_reference", "float32"): Tolerance(
+    ("*", "float64_reference", "float32"): Tolerance(
         1e-4, 1e-4,
         "sample coordinates are computed in float32, as PyTorch does: at coordinates up to ~300 px "
         "their rounding (~2e-5 px) times the local gradient of random data reaches ~5e-5",
     ),
     # A whole exported model in ORT against eager PyTorch (opbridge.verify and the demo).
-    ("model", "float32"): Tolerance(
+    ("*", "model", "float32"): Tolerance(
         1e-4, 1e-4, "ORT's and PyTorch's convolutions and matrix products sum in different orders"
     ),
-    ("model", "float64"): Tolerance(1e-9, 1e-9, "as float32, at float64 precision"),
+    ("*", "model", "float64"): Tolerance(1e-9, 1e-9, "as float32, at float64 precision"),
 }
 
 EXACT = Tolerance(0.0, 0.0, "integer outputs are exact")
 
 
-def tolerance(comparison: str, dtype) -> Tolerance:
-    """The tolerance for `comparison` ("same_precision", "float64_reference" or "model") at `dtype`
-    (a numpy or torch dtype, or its name)."""
+def tolerance(comparison: str, dtype, op: str = "*") -> Tolerance:
+    """The tolerance for `comparison` ("same_precision", "float64_reference" or "model") of `op`
+    (a kernel stem such as "grid_sample", or "*") at `dtype` (a numpy or torch dtype, or its name)."""
     name = str(dtype).replace("torch.", "")
     if not name.startswith("float"):
         return EXACT
-    try:
-        return TOLERANCES[(comparison, name)]
-    except KeyError:
-        raise KeyError(f"no tolerance for ({comparison!r}, {name!r}); add one to opbridge/tolerances.py") from None
+    for key in ((op, comparison, name), ("*", comparison, name)):
+        if key in TOLERANCES:
+            return TOLERANCES[key]
+    raise KeyError(f"no tolerance for ({op!r}, {comparison!r}, {name!r}); add one to opbridge/tolerances.py")

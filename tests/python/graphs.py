@@ -60,10 +60,10 @@ def run_error(model: onnx.ModelProto, feeds: dict) -> str:
     raise AssertionError("expected the run to fail")
 
 
-def assert_close(actual: np.ndarray, expected: np.ndarray, comparison: str, what: str = "") -> None:
-    """Compares with opbridge's tolerance table entry (comparison, actual's dtype); NaNs must match."""
-    tol = opbridge.tolerances.tolerance(comparison, actual.dtype)
+def assert_close(actual: np.ndarray, expected: np.ndarray, comparison: str, op: str = "*") -> None:
+    """Compares with opbridge's tolerance table entry (op, comparison, actual's dtype); NaNs must match."""
+    tol = opbridge.tolerances.tolerance(comparison, actual.dtype, op)
     np.testing.assert_allclose(
         actual.astype(np.float64), np.asarray(expected, dtype=np.float64), rtol=tol.rtol, atol=tol.atol,
-        equal_nan=True, err_msg=what,
+        equal_nan=True, err_msg=f"{op} {comparison}",
     )

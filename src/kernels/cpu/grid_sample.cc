@@ -19,31 +19,35 @@ namespace {
 
 constexpr int64_t kBlock = 256;
 
+// The coordinate formulas are those of ATen's vectorized CPU kernel (ComputeLocationBase in
+// aten/src/ATen/native/cpu/GridSamplerKernel.cpp), which is what F.grid_sample runs on the CPU
+// for 4-D float input; its scalar twin in GridSampler.h rounds differently in the last bit.
 float Unnormalize(float coord, int64_t size, bool align_corners) {
-  return align_corners ? ((coord + 1.0f) / 2.0f) * static_cast<float>(size - 1)
-                       : ((coord + 1.0f) * static_cast<float>(size) - 1.0f) / 2.0f;
+  return align_corners ? (coord + 1.0f) * (static_cast<float>(size - 1) / 2.0f)
+                       : (coord + 1.0f) * (static_cast<float>(size) / 2.0f) - 0.5f;
 }
 
-// NaN stays NaN here (std::min/std::max would turn it into an edge), so that a NaN grid point
-// reads nothing under every padding mode, as it does under zeros padding in PyTorch.
+// Clamps to [0, size - 1]; NaN becomes 0, as in ATen.
 float ClipCoordinate(float in, int64_t size) {
-  if (std::isnan(in)) return in;
+  if (std::isnan(in)) return 0.0f;
   return std::min(static_cast<float>(size - 1), std::max(in, 0.0f));
 }
 
-// Reflects `in` about the interval [twice_low / 2, twice_high / 2] until it falls inside.
-// fmod is exact, so even coordinates far outside reflect correctly; the parity of the number of
-// flips is taken in floating point, where an integer cast could overflow. An infinite
-// coordinate has no reflection and becomes NaN.
-float ReflectCoordinate(float in, int64_t twice_low, int64_t twice_high) {
-  if (twice_low == twice_high) return 0.0f;
-  if (!std::isfinite(in)) return std::numeric_limits<float>::quiet_NaN();
-  const float min = static_cast<float>(twice_low) / 2.0f;
-  const float span = static_cast<float>(twice_high - twice_low) / 2.0f;
-  in = std::fabs(in - min);
-  const float extra = std::fmod(in, span);
-  const bool even_flips = std::fmod(std::floor(in / span), 2.0f) == 0.0f;
-  return even_flips ? extra + min : span - extra + min;
+// Reflects about the borders (pixel centres 0 and size - 1 with align_corners, else the outer
+// edges -0.5 and size - 0.5): fold |in - low| by whole double spans, then once more if needed.
+// An infinite coordinate gives NaN here, which the clip that follows turns into 0 (ATen too).
+float ReflectCoordinate(float in, int64_t size, bool align_corners) {
+  if (align_corners && size <= 1) return 0.0f;
+  const float low = align_corners ? 0.0f : -0.5f;
+  const float twice_span = align_corners ? static_cast<float>(size - 1) * 2.0f
+                                         : static_cast<float>(size) * 2.0f;
+  const float abs_in = std::fabs(in - low);
+  const float double_flips = std::trunc(abs_in / twice_span);
+  const float extra = abs_in - double_flips * twice_span;
+  const float reflected = twice_span - extra;
+  // ATen's minimum propagates NaN.
+  const float folded = (std::isnan(extra) || std::isnan(reflected)) ? NAN : std::min(extra, reflected);
+  return folded + low;
 }
 
 // Applies the padding rule to an unnormalized coordinate.
@@ -51,9 +55,7 @@ float PadCoordinate(float coord, int64_t size, GridPadding padding, bool align_c
   if (padding == GridPadding::kBorder) {
     coord = ClipCoordinate(coord, size);
   } else if (padding == GridPadding::kReflection) {
-    coord = align_corners ? ReflectCoordinate(coord, 0, 2 * (size - 1))
-                          : ReflectCoordinate(coord, -1, 2 * size - 1);
-    coord = ClipCoordinate(coord, size);
+    coord = ClipCoordinate(ReflectCoordinate(coord, size, align_corners), size);
   }
   return coord;
 }
@@ -86,12 +88,12 @@ void BilinearTaps(const Geometry& g, float gx, float gy, int64_t offs[4], float 
   const float iy = PadCoordinate(Unnormalize(gy, g.in_h, g.p.align_corners), g.in_h, g.p.padding,
                                  g.p.align_corners);
   const float fx = std::floor(ix), fy = std::floor(iy);
-  const float tx1 = (fx + 1.0f) - ix, tx0 = ix - fx;
-  const float ty1 = (fy + 1.0f) - iy, ty0 = iy - fy;
-  w[0] = tx1 * ty1;  // north-west
-  w[1] = tx0 * ty1;  // north-east
-  w[2] = tx1 * ty0;  // south-west
-  w[3] = tx0 * ty0;  // south-east
+  const float west = ix - fx, east = 1.0f - west;    // distances to the west and east sides
+  const float north = iy - fy, south = 1.0f - north;  // distances to the north and south sides
+  w[0] = south * east;  // north-west corner
+  w[1] = south * west;  // north-east
+  w[2] = north * east;  // south-west
+  w[3] = north * west;  // south-east
   // Only corners with x0 in [-1, W-1] and y0 in [-1, H-1] can touch the input. Checking in
   // float first also keeps NaN and huge coordinates away from the (undefined) integer cast;
   // their weights stay NaN or finite as ATen computes them, and all their taps read 0.
