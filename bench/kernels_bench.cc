@@ -62,7 +62,7 @@ void BM_GridSampleWarp(benchmark::State& state) {
     benchmark::DoNotOptimize(out.data());
   }
 }
-BENCHMARK(BM_GridSampleWarp)->Args({0, 0})->Args({1, 1})->Args({2, 2})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GridSampleWarp)->Args({0, 0})->Args({0, 1})->Args({1, 1})->Args({2, 2})->Unit(benchmark::kMillisecond);
 
 // soft_nms.dense: 5000 boxes jittered around 500 centres, uniform scores.
 void BM_SoftNmsDense(benchmark::State& state) {

@@ -165,6 +165,29 @@ Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, co
   return FromOrtStatus(api, api.GetTensorMutableData(value, data));
 }
 
+ScratchBuffer::~ScratchBuffer() {
+  if (allocator_ != nullptr) {
+    if (data_ != nullptr) allocator_->Free(allocator_, data_);
+    api_.ReleaseAllocator(allocator_);
+  }
+}
+
+Status ScratchBuffer::Allocate(size_t bytes, void** data) {
+  if (allocator_ == nullptr) {
+    OrtMemoryInfo* info = nullptr;
+    OPBRIDGE_RETURN_IF_ERROR(
+        FromOrtStatus(api_, api_.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &info)));
+    Status status = FromOrtStatus(api_, api_.KernelContext_GetAllocator(ctx_, info, &allocator_));
+    api_.ReleaseMemoryInfo(info);
+    OPBRIDGE_RETURN_IF_ERROR(status);
+  }
+  if (data_ != nullptr) allocator_->Free(allocator_, data_);
+  data_ = allocator_->Alloc(allocator_, bytes);
+  if (data_ == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
+  *data = data_;
+  return Status::Ok();
+}
+
 Status OrtTaskRunner::Run(size_t num_tasks, TaskFn fn, void* data) const {
   if (num_tasks == 0) return Status::Ok();
   if (num_tasks == 1) {  // skip the pool's dispatch for single-task work

@@ -82,6 +82,23 @@ Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTen
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
                       void** data);
 
+// Scratch memory for one Compute call, from the session's CPU allocator (ORT's arena reuses it
+// across calls). Freed when the object goes out of scope.
+class ScratchBuffer {
+ public:
+  ScratchBuffer(const OrtApi& api, OrtKernelContext* ctx) : api_(api), ctx_(ctx) {}
+  ~ScratchBuffer();
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  Status Allocate(size_t bytes, void** data);
+
+ private:
+  const OrtApi& api_;
+  OrtKernelContext* ctx_;
+  OrtAllocator* allocator_ = nullptr;
+  void* data_ = nullptr;
+};
+
 // Runs kernel tasks on the session's intra-op thread pool (inline when it has one thread).
 class OrtTaskRunner final : public TaskRunner {
  public:
