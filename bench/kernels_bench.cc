@@ -85,8 +85,9 @@ void BM_SoftNmsDense(benchmark::State& state) {
   std::vector<float> dets(n * 5);
   std::vector<int64_t> inds(n);
   int64_t kept = 0;
+  std::vector<int64_t> scratch(cpu::SoftNmsScratchBytes(n) / sizeof(int64_t) + 1);
   for (auto _ : state) {
-    cpu::SoftNms(p, boxes.data(), scores.data(), n, dets.data(), inds.data(), &kept);
+    cpu::SoftNms(p, boxes.data(), scores.data(), n, scratch.data(), dets.data(), inds.data(), &kept);
     benchmark::DoNotOptimize(kept);
   }
   state.counters["kept"] = static_cast<double>(kept);

@@ -19,7 +19,8 @@ Result RunSoftNms(const SoftNmsParams& p, const std::vector<float>& boxes, const
   const int64_t n = static_cast<int64_t>(scores.size());
   Result r{std::vector<float>(n * 5), std::vector<int64_t>(n)};
   int64_t kept = -1;
-  cpu::SoftNms(p, boxes.data(), scores.data(), n, r.dets.data(), r.inds.data(), &kept);
+  std::vector<int64_t> scratch(cpu::SoftNmsScratchBytes(n) / sizeof(int64_t) + 1);
+  cpu::SoftNms(p, boxes.data(), scores.data(), n, scratch.data(), r.dets.data(), r.inds.data(), &kept);
   r.dets.resize(kept * 5);
   r.inds.resize(kept);
   return r;

@@ -5,101 +5,137 @@
 //   for i = 0, 1, ...: move the highest remaining score (first one on ties) to position i and
 //   emit it; decay the score of every later box by a weight of its IoU with box i; drop a box
 //   whose score falls below min_score by moving the last remaining box into its place.
-// Here the decay is done in two passes, first all weights (independent, so they vectorize),
-// then the drop-and-move pass in mmcv's order, which gives exactly mmcv's results: in mmcv
-// every box in (i, n) is also decayed exactly once, and the moved-in box is examined next.
+// Each step here is two passes over the remaining boxes, with exactly mmcv's results:
+//   1. the decay of every later box (independent of each other, so the loop vectorizes; in mmcv
+//      too every box in (i, n) is decayed exactly once, the moved-in ones included);
+//   2. the drop-and-move pass in mmcv's order, which also finds the next pick: positions are
+//      final once the pass has gone by them, so "first maximum" is tracked as it goes.
 #include "kernels/cpu/soft_nms.h"
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <utility>
-#include <vector>
 
 namespace opbridge::cpu {
+namespace {
 
-void SoftNms(const SoftNmsParams& p, const float* boxes, const float* scores, int64_t num_boxes,
-             float* dets, int64_t* inds, int64_t* num_kept) {
-  // Structure-of-arrays copies, permuted in place as boxes are picked and dropped.
-  const size_t count = static_cast<size_t>(num_boxes);
-  std::vector<float> x1(count), y1(count), x2(count), y2(count), sc(count), areas(count);
-  std::vector<int64_t> index(count);
-  const float offset = static_cast<float>(p.offset);
-  for (size_t k = 0; k < count; ++k) {
-    x1[k] = boxes[4 * k + 0];
-    y1[k] = boxes[4 * k + 1];
-    x2[k] = boxes[4 * k + 2];
-    y2[k] = boxes[4 * k + 3];
-    sc[k] = scores[k];
-    areas[k] = (x2[k] - x1[k] + offset) * (y2[k] - y1[k] + offset);
-    index[k] = static_cast<int64_t>(k);
-  }
+struct Boxes {
+  float *x1, *y1, *x2, *y2, *score, *area, *iou;
+  int64_t* index;
 
-  auto swap_boxes = [&](int64_t a, int64_t b) {
+  void Swap(int64_t a, int64_t b) {
     std::swap(x1[a], x1[b]);
     std::swap(y1[a], y1[b]);
     std::swap(x2[a], x2[b]);
     std::swap(y2[a], y2[b]);
-    std::swap(sc[a], sc[b]);
-    std::swap(areas[a], areas[b]);
+    std::swap(score[a], score[b]);
+    std::swap(area[a], area[b]);
     std::swap(index[a], index[b]);
-  };
-  auto move_box = [&](int64_t to, int64_t from) {
+  }
+  void Move(int64_t to, int64_t from) {
     x1[to] = x1[from];
     y1[to] = y1[from];
     x2[to] = x2[from];
     y2[to] = y2[from];
-    sc[to] = sc[from];
-    areas[to] = areas[from];
+    score[to] = score[from];
+    area[to] = area[from];
     index[to] = index[from];
-  };
+  }
+};
 
-  int64_t n = num_boxes;
+// IoU of box i with every box in [begin, end), into b.iou. Operand orders are mmcv's, which
+// matters for NaN coordinates (std::max(0, NaN) is 0).
+void Overlaps(const Boxes& b, int64_t i, int64_t begin, int64_t end, float offset) {
+  const float bx1 = b.x1[i], by1 = b.y1[i], bx2 = b.x2[i], by2 = b.y2[i], barea = b.area[i];
+  for (int64_t k = begin; k < end; ++k) {
+    const float w = std::max(0.0f, std::min(bx2, b.x2[k]) - std::max(bx1, b.x1[k]) + offset);
+    const float h = std::max(0.0f, std::min(by2, b.y2[k]) - std::max(by1, b.y1[k]) + offset);
+    const float inter = w * h;
+    b.iou[k] = inter / (barea + b.area[k] - inter);
+  }
+}
+
+void Decay(const Boxes& b, int64_t begin, int64_t end, const SoftNmsParams& p) {
+  float* score = b.score;
+  const float* iou = b.iou;
+  const float threshold = p.iou_threshold;
+  if (p.method == SoftNmsMethod::kNaive) {
+    for (int64_t k = begin; k < end; ++k) score[k] *= iou[k] >= threshold ? 0.0f : 1.0f;
+  } else if (p.method == SoftNmsMethod::kLinear) {
+    for (int64_t k = begin; k < end; ++k) score[k] *= iou[k] >= threshold ? 1.0f - iou[k] : 1.0f;
+  } else {
+    // exp(-0 / sigma) is exactly 1, so boxes that do not overlap (most of them) skip exp().
+    for (int64_t k = begin; k < end; ++k) {
+      if (iou[k] != 0.0f) score[k] *= std::exp(-(iou[k] * iou[k]) / p.sigma);
+    }
+  }
+}
+
+}  // namespace
+
+void SoftNms(const SoftNmsParams& p, const float* boxes, const float* scores, int64_t num_boxes,
+             void* scratch, float* dets, int64_t* inds, int64_t* num_kept) {
+  // Structure-of-arrays copies, permuted in place as boxes are picked and dropped.
+  const int64_t count = num_boxes;
+  Boxes b;
+  b.index = static_cast<int64_t*>(scratch);
+  b.x1 = reinterpret_cast<float*>(b.index + count);
+  b.y1 = b.x1 + count;
+  b.x2 = b.y1 + count;
+  b.y2 = b.x2 + count;
+  b.score = b.y2 + count;
+  b.area = b.score + count;
+  b.iou = b.area + count;
+  const float offset = static_cast<float>(p.offset);
+  for (int64_t k = 0; k < count; ++k) {
+    b.x1[k] = boxes[4 * k + 0];
+    b.y1[k] = boxes[4 * k + 1];
+    b.x2[k] = boxes[4 * k + 2];
+    b.y2[k] = boxes[4 * k + 3];
+    b.score[k] = scores[k];
+    b.area[k] = (b.x2[k] - b.x1[k] + offset) * (b.y2[k] - b.y1[k] + offset);
+    b.index[k] = k;
+  }
+
+  // The first pick: the first maximum of all scores. Like mmcv, the scan keeps the current best
+  // unless a later score compares greater, so a NaN is only picked when it stands first.
+  int64_t best = 0;
+  for (int64_t k = 1; k < count; ++k) {
+    if (b.score[best] < b.score[k]) best = k;
+  }
+
+  int64_t n = count;
   int64_t i = 0;
   for (; i < n; ++i) {
-    // Pick: first position holding the maximum of sc[i..n). Like mmcv, a NaN at position i
-    // stays picked (nothing compares greater), and NaNs further on are never picked over it.
-    int64_t best = i;
-    float best_score = sc[i];
-    for (int64_t k = i + 1; k < n; ++k) {
-      if (best_score < sc[k]) {
-        best_score = sc[k];
+    b.Swap(i, best);
+    dets[5 * i + 0] = b.x1[i];
+    dets[5 * i + 1] = b.y1[i];
+    dets[5 * i + 2] = b.x2[i];
+    dets[5 * i + 3] = b.y2[i];
+    dets[5 * i + 4] = b.score[i];
+    inds[i] = b.index[i];
+
+    // 1. Decay every later box by its IoU with box i.
+    Overlaps(b, i, i + 1, n, offset);
+    Decay(b, i + 1, n, p);
+
+    // 2. Drop boxes below min_score, moving the last box into the hole and examining it next;
+    // meanwhile find the first maximum of the positions that stay, the next pick.
+    best = i + 1;
+    float best_score = 0.0f;
+    for (int64_t k = i + 1; k < n;) {
+      if (b.score[k] < p.min_score) {
+        b.Move(k, n - 1);
+        --n;
+        continue;
+      }
+      if (k == i + 1) {
+        best_score = b.score[k];
+      } else if (best_score < b.score[k]) {
+        best_score = b.score[k];
         best = k;
       }
-    }
-    swap_boxes(i, best);
-    dets[5 * i + 0] = x1[i];
-    dets[5 * i + 1] = y1[i];
-    dets[5 * i + 2] = x2[i];
-    dets[5 * i + 3] = y2[i];
-    dets[5 * i + 4] = sc[i];
-    inds[i] = index[i];
-
-    // Decay every later box by its IoU with box i.
-    const float bx1 = x1[i], by1 = y1[i], bx2 = x2[i], by2 = y2[i], barea = areas[i];
-    for (int64_t k = i + 1; k < n; ++k) {
-      const float w = std::max(0.0f, std::min(bx2, x2[k]) - std::max(bx1, x1[k]) + offset);
-      const float h = std::max(0.0f, std::min(by2, y2[k]) - std::max(by1, y1[k]) + offset);
-      const float inter = w * h;
-      const float iou = inter / (barea + areas[k] - inter);
-      float weight = 1.0f;
-      if (p.method == SoftNmsMethod::kNaive) {
-        if (iou >= p.iou_threshold) weight = 0.0f;
-      } else if (p.method == SoftNmsMethod::kLinear) {
-        if (iou >= p.iou_threshold) weight = 1.0f - iou;
-      } else {
-        weight = std::exp(-(iou * iou) / p.sigma);
-      }
-      sc[k] *= weight;
-    }
-    // Drop boxes below min_score, moving the last box into the hole and examining it next.
-    for (int64_t k = i + 1; k < n;) {
-      if (sc[k] < p.min_score) {
-        move_box(k, n - 1);
-        --n;
-      } else {
-        ++k;
-      }
+      ++k;
     }
   }
   *num_kept = i;

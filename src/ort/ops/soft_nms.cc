@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/soft_nms.h"
 
@@ -44,18 +43,22 @@ Status SoftNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   OPBRIDGE_RETURN_IF_ERROR(CheckSoftNmsShapes(boxes.shape, scores.shape));
   const int64_t n = boxes.shape[0];
   // The kept count is only known after the run: compute into scratch, then copy out.
-  std::vector<float> dets(static_cast<size_t>(n) * 5);
-  std::vector<int64_t> inds(static_cast<size_t>(n));
+  const size_t kernel_bytes = cpu::SoftNmsScratchBytes(n);
+  const size_t result_bytes = static_cast<size_t>(n) * (5 * sizeof(float) + sizeof(int64_t));
+  ScratchBuffer scratch(api, ctx);
+  void* memory = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Allocate(std::max<size_t>(kernel_bytes + result_bytes, 8), &memory));
+  auto* inds = reinterpret_cast<int64_t*>(static_cast<char*>(memory) + kernel_bytes);
+  auto* dets = reinterpret_cast<float*>(inds + n);
   int64_t kept = 0;
-  cpu::SoftNms(params_, boxes.Data<float>(), scores.Data<float>(), n, dets.data(), inds.data(),
-               &kept);
+  cpu::SoftNms(params_, boxes.Data<float>(), scores.Data<float>(), n, memory, dets, inds, &kept);
   void* dets_out = nullptr;
   void* inds_out = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {kept, 5}, &dets_out));
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {kept}, &inds_out));
   if (kept > 0) {
-    std::memcpy(dets_out, dets.data(), sizeof(float) * static_cast<size_t>(kept) * 5);
-    std::memcpy(inds_out, inds.data(), sizeof(int64_t) * static_cast<size_t>(kept));
+    std::memcpy(dets_out, dets, sizeof(float) * static_cast<size_t>(kept) * 5);
+    std::memcpy(inds_out, inds, sizeof(int64_t) * static_cast<size_t>(kept));
   }
   return Status::Ok();
 }
