@@ -22,9 +22,10 @@ struct RoiAlignParams {
   bool aligned = false;  // true: pixel centres at +0.5 (shift rois by -0.5) and no size clamp
 };
 
-// The largest number of bilinear samples one RoI may take (grid_h * grid_w * out_h * out_w);
-// bigger adaptive grids only come from absurd boxes and would run for hours.
-constexpr int64_t kRoiAlignMaxSamplesPerRoi = int64_t{1} << 31;
+// The most sample rows (output_height * grid_h) or columns (output_width * grid_w) one RoI may
+// take. More only come from absurd boxes (an adaptive grid over a million pixels) and would run
+// for hours; they are an error instead.
+constexpr int64_t kRoiAlignMaxAxisSamples = int64_t{1} << 20;
 
 // Attribute rules, checked once when the session is created.
 Status CheckRoiAlignParams(const RoiAlignParams& params);

@@ -1,9 +1,22 @@
 // RoIAlign CPU kernel.
 //
-// The arithmetic is torchvision's roi_align_forward_kernel_impl (itself Caffe2's RoIAlign):
-// the same sample positions, the same clamping and the same accumulation order, so float32
-// results match torchvision to the last bit or two. One task per RoI: for that RoI the four
-// bilinear taps and weights of every sample are computed once and reused for every channel.
+// Sample points and bilinear rules are torchvision's roi_align_forward_kernel_impl (itself
+// Caffe2's RoIAlign): per bin, a grid_h x grid_w grid of points at
+// start + p * bin + (i + 0.5) * bin / grid; a point outside [-1, H] x [-1, W] reads 0; otherwise
+// coordinates are clamped to the map and interpolated between the four neighbours.
+//
+// Those rules are separable: whether a point reads 0, its neighbour rows and columns and their
+// weights depend on its y or its x alone. So per RoI the kernel prepares the sample rows and
+// sample columns once (shared by all channels), and per channel
+//   "avg": first sums every needed input row over the columns of each output bin
+//          (x-interpolation), then combines those row sums over the rows of each bin
+//          (y-interpolation). That is half the multiply-adds of interpolating each sample on its
+//          own, and reads input rows contiguously. The sum is the same as torchvision's, in a
+//          different order: results agree to float32 rounding (~1e-7 relative).
+//   "max": interpolates each sample with torchvision's formula (weights hy*hx, hy*lx, ...) and
+//          keeps the largest.
+// RoIs are prepared first (their sample rows and columns), then one task per channel pools all
+// RoIs from that channel's plane, which stays in cache.
 #include "kernels/cpu/roi_align.h"
 
 #include <algorithm>
@@ -14,40 +27,25 @@
 namespace opbridge::cpu {
 namespace {
 
-// One bilinear sample: four offsets into a channel plane and their weights. A sample outside
-// [-1, H] x [-1, W] has all weights 0 and offsets 0 (torchvision returns 0 for it).
-struct BilinearTap {
-  int64_t pos1, pos2, pos3, pos4;
-  float w1, w2, w3, w4;
+// One sample coordinate along an axis: its two neighbours and their weights, or outside.
+struct AxisTap {
+  int64_t low, high;
+  float w_low, w_high;  // torchvision's hy and ly (or hx and lx)
+  bool inside;
 };
 
-BilinearTap MakeTap(float y, float x, int64_t height, int64_t width) {
-  if (y < -1.0f || y > static_cast<float>(height) || x < -1.0f || x > static_cast<float>(width)) {
-    return {0, 0, 0, 0, 0.f, 0.f, 0.f, 0.f};
-  }
-  if (y <= 0) y = 0;
-  if (x <= 0) x = 0;
-  int64_t y_low = static_cast<int64_t>(y);
-  int64_t x_low = static_cast<int64_t>(x);
-  int64_t y_high, x_high;
-  if (y_low >= height - 1) {
-    y_high = y_low = height - 1;
-    y = static_cast<float>(y_low);
+AxisTap MakeAxisTap(float v, int64_t size) {
+  if (v < -1.0f || v > static_cast<float>(size)) return {0, 0, 0.f, 0.f, false};
+  if (v <= 0) v = 0;
+  int64_t low = static_cast<int64_t>(v), high;
+  if (low >= size - 1) {
+    high = low = size - 1;
+    v = static_cast<float>(low);
   } else {
-    y_high = y_low + 1;
+    high = low + 1;
   }
-  if (x_low >= width - 1) {
-    x_high = x_low = width - 1;
-    x = static_cast<float>(x_low);
-  } else {
-    x_high = x_low + 1;
-  }
-  const float ly = y - static_cast<float>(y_low);
-  const float lx = x - static_cast<float>(x_low);
-  const float hy = 1.0f - ly;
-  const float hx = 1.0f - lx;
-  return {y_low * width + x_low, y_low * width + x_high, y_high * width + x_low,
-          y_high * width + x_high, hy * hx,  hy * lx,    ly * hx,  ly * lx};
+  const float l = v - static_cast<float>(low);
+  return {low, high, 1.0f - l, l, true};
 }
 
 // Sampling grid of one RoI, in feature-map coordinates.
@@ -80,12 +78,164 @@ RoiGeometry MakeGeometry(const RoiAlignParams& p, const float* roi) {
     g.grid_h = g.grid_w = p.sampling_ratio;
   } else {
     // ceil(roi / out) like torchvision; an empty or inverted aligned RoI gives a grid <= 0,
-    // which takes no samples. Clamp before the integer conversion so huge boxes cannot overflow.
-    const float limit = static_cast<float>(kRoiAlignMaxSamplesPerRoi);
+    // which takes no samples. Clamped before the integer conversion so that huge boxes cannot
+    // overflow (they are rejected by the axis-sample limit).
+    const float limit = static_cast<float>(kRoiAlignMaxAxisSamples) + 1.0f;
     g.grid_h = static_cast<int64_t>(std::min(std::ceil(roi_h / p.output_height), limit));
     g.grid_w = static_cast<int64_t>(std::min(std::ceil(roi_w / p.output_width), limit));
   }
   return g;
+}
+
+// The prepared sampling of one RoI: its rows and columns, and for "avg" the distinct input rows
+// they read, as ranges into the arrays of a RoiGroup.
+struct PreparedRoi {
+  const float* roi;
+  int64_t grid_h, grid_w;
+  float count;
+  bool finite;
+  size_t rows, cols, ids, num_ids;  // offsets into RoiGroup's arrays
+};
+
+// The prepared RoIs of a group, sized to stay within kGroupTapBudget taps.
+struct RoiGroup {
+  std::vector<PreparedRoi> rois;
+  std::vector<AxisTap> rows, cols;
+  std::vector<int64_t> row_ids;                      // per RoI: distinct input rows, sorted
+  std::vector<int64_t> row_slot_low, row_slot_high;  // per sample row: slots in its row_ids
+  size_t max_ids = 0;
+};
+
+// RoIs are prepared in groups of at most this many axis taps (a few MB), so that absurdly large
+// adaptive grids cannot make the preparation unbounded.
+constexpr size_t kGroupTapBudget = size_t{1} << 18;
+
+void AppendAxisTaps(float start, float bin, int64_t bins, int64_t grid, int64_t size,
+                    std::vector<AxisTap>* taps) {
+  for (int64_t b = 0; b < bins; ++b) {
+    for (int64_t i = 0; i < grid; ++i) {
+      const float v = start + b * bin + (static_cast<float>(i) + 0.5f) * bin / static_cast<float>(grid);
+      taps->push_back(MakeAxisTap(v, size));
+    }
+  }
+}
+
+void Prepare(const RoiAlignParams& p, const float* roi, int64_t height, int64_t width, RoiGroup* group) {
+  const RoiGeometry g = MakeGeometry(p, roi);
+  PreparedRoi pr;
+  pr.roi = roi;
+  pr.finite = g.finite;
+  pr.grid_h = std::max<int64_t>(g.grid_h, 0);
+  pr.grid_w = std::max<int64_t>(g.grid_w, 0);
+  // torchvision divides by max(grid_h * grid_w, 1) computed on the signed grid sizes.
+  pr.count = static_cast<float>(std::max<int64_t>(g.grid_h * g.grid_w, 1));
+  pr.rows = group->rows.size();
+  pr.cols = group->cols.size();
+  pr.ids = group->row_ids.size();
+  pr.num_ids = 0;
+  if (g.finite) {
+    AppendAxisTaps(g.start_h, g.bin_h, p.output_height, pr.grid_h, height, &group->rows);
+    AppendAxisTaps(g.start_w, g.bin_w, p.output_width, pr.grid_w, width, &group->cols);
+  }
+  const size_t num_rows = group->rows.size() - pr.rows;
+  group->row_slot_low.resize(group->rows.size(), 0);
+  group->row_slot_high.resize(group->rows.size(), 0);
+  if (p.mode == RoiPoolMode::kAvg && pr.grid_w > 0) {
+    // The distinct input rows the sample rows read. (They usually ascend, but an inverted box
+    // with a fixed sampling ratio samples downwards, so sort.)
+    for (size_t s = 0; s < num_rows; ++s) {
+      const AxisTap& t = group->rows[pr.rows + s];
+      if (t.inside) group->row_ids.insert(group->row_ids.end(), {t.low, t.high});
+    }
+    const auto first = group->row_ids.begin() + static_cast<std::ptrdiff_t>(pr.ids);
+    std::sort(first, group->row_ids.end());
+    group->row_ids.erase(std::unique(first, group->row_ids.end()), group->row_ids.end());
+    pr.num_ids = group->row_ids.size() - pr.ids;
+    const auto ids_begin = group->row_ids.begin() + static_cast<std::ptrdiff_t>(pr.ids);
+    for (size_t s = 0; s < num_rows; ++s) {
+      const AxisTap& t = group->rows[pr.rows + s];
+      if (!t.inside) continue;
+      group->row_slot_low[pr.rows + s] = std::lower_bound(ids_begin, group->row_ids.end(), t.low) - ids_begin;
+      group->row_slot_high[pr.rows + s] = std::lower_bound(ids_begin, group->row_ids.end(), t.high) - ids_begin;
+    }
+  }
+  group->max_ids = std::max(group->max_ids, pr.num_ids);
+  group->rois.push_back(pr);
+}
+
+void PoolAvg(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& r, const float* in,
+             int64_t width, float* row_sums, float* out) {
+  const int64_t out_h = p.output_height, out_w = p.output_width;
+  const int64_t grid_h = r.grid_h, grid_w = r.grid_w;
+  if (grid_h == 0 || grid_w == 0) {  // no samples (an empty or inverted aligned box): 0
+    std::fill(out, out + out_h * out_w, 0.0f);
+    return;
+  }
+  const AxisTap* rows = group.rows.data() + r.rows;
+  const AxisTap* cols = group.cols.data() + r.cols;
+  const int64_t* row_ids = group.row_ids.data() + r.ids;
+  // x-interpolation of every needed row, summed over the columns of each bin.
+  for (size_t slot = 0; slot < r.num_ids; ++slot) {
+    const float* row = in + row_ids[slot] * width;
+    float* sums = row_sums + slot * out_w;
+    for (int64_t pw = 0; pw < out_w; ++pw) {
+      float sum = 0.0f;
+      const AxisTap* col = cols + pw * grid_w;
+      for (int64_t ix = 0; ix < grid_w; ++ix) {
+        if (col[ix].inside) sum += col[ix].w_low * row[col[ix].low] + col[ix].w_high * row[col[ix].high];
+      }
+      sums[pw] = sum;
+    }
+  }
+  // y-interpolation of those sums over the rows of each bin.
+  for (int64_t ph = 0; ph < out_h; ++ph) {
+    float* out_row = out + ph * out_w;
+    for (int64_t pw = 0; pw < out_w; ++pw) out_row[pw] = 0.0f;
+    for (int64_t iy = 0; iy < grid_h; ++iy) {
+      const size_t s = static_cast<size_t>(ph * grid_h + iy);
+      const AxisTap& t = rows[s];
+      if (!t.inside) continue;
+      const float* low = row_sums + group.row_slot_low[r.rows + s] * out_w;
+      const float* high = row_sums + group.row_slot_high[r.rows + s] * out_w;
+      for (int64_t pw = 0; pw < out_w; ++pw) out_row[pw] += t.w_low * low[pw] + t.w_high * high[pw];
+    }
+    for (int64_t pw = 0; pw < out_w; ++pw) out_row[pw] /= r.count;
+  }
+}
+
+void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& r, const float* in,
+             int64_t width, float* out) {
+  const int64_t out_h = p.output_height, out_w = p.output_width;
+  const int64_t grid_h = r.grid_h, grid_w = r.grid_w;
+  const AxisTap* rows = group.rows.data() + r.rows;
+  const AxisTap* cols = group.cols.data() + r.cols;
+  const bool has_samples = grid_h > 0 && grid_w > 0;
+  for (int64_t ph = 0; ph < out_h; ++ph) {
+    for (int64_t pw = 0; pw < out_w; ++pw) {
+      // Max of the interpolated samples (mmcv's "max" mode). Unlike mmcv there is no -10000
+      // floor, NaN propagates like torch.max, and a bin without samples gives 0.
+      float best = has_samples ? -std::numeric_limits<float>::infinity() : 0.0f;
+      for (int64_t iy = 0; iy < grid_h && !std::isnan(best); ++iy) {
+        const AxisTap& y = rows[ph * grid_h + iy];
+        for (int64_t ix = 0; ix < grid_w; ++ix) {
+          const AxisTap& x = cols[pw * grid_w + ix];
+          float v = 0.0f;  // a sample outside the map reads 0
+          if (y.inside && x.inside) {
+            const float* lo = in + y.low * width;
+            const float* hi = in + y.high * width;
+            v = (y.w_low * x.w_low) * lo[x.low] + (y.w_low * x.w_high) * lo[x.high] +
+                (y.w_high * x.w_low) * hi[x.low] + (y.w_high * x.w_high) * hi[x.high];
+          }
+          if (std::isnan(v)) {
+            best = v;
+            break;
+          }
+          if (v > best) best = v;
+        }
+      }
+      out[ph * out_w + pw] = best;
+    }
+  }
 }
 
 }  // namespace
@@ -98,81 +248,49 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
   const int64_t plane = height * width;
   const int64_t bins = out_h * out_w;
 
-  // Reject absurd adaptive grids before starting any work.
+  // Reject absurd grids before starting any work.
   for (int64_t r = 0; r < num_rois; ++r) {
     const RoiGeometry g = MakeGeometry(p, rois + r * 5);
-    const int64_t gh = std::max<int64_t>(g.grid_h, 0), gw = std::max<int64_t>(g.grid_w, 0);
-    if (gh > 0 && gw > 0 &&
-        (gh > kRoiAlignMaxSamplesPerRoi / gw || gh * gw > kRoiAlignMaxSamplesPerRoi / bins)) {
-      return Status::Error("roi ", r, " needs a ", gh, "x", gw,
-                           " adaptive sampling grid per bin, more than the limit of ",
-                           kRoiAlignMaxSamplesPerRoi,
-                           " samples per roi; pass a positive sampling_ratio");
+    if (g.grid_h > kRoiAlignMaxAxisSamples / out_h || g.grid_w > kRoiAlignMaxAxisSamples / out_w) {
+      return Status::Error("roi ", r, " needs a ", g.grid_h, "x", g.grid_w,
+                           " sampling grid per bin, more than ", kRoiAlignMaxAxisSamples,
+                           " sample rows or columns per roi; pass a smaller positive sampling_ratio");
     }
   }
 
-  return ParallelFor(runner, static_cast<size_t>(num_rois), [&](size_t task) {
-    const int64_t r = static_cast<int64_t>(task);
-    const float* roi = rois + r * 5;
-    float* out = output + r * channels * bins;
-    const RoiGeometry g = MakeGeometry(p, roi);
-    if (!g.finite) {  // NaN or infinite box: the result is undefined, say so with NaN
-      std::fill(out, out + channels * bins, std::numeric_limits<float>::quiet_NaN());
-      return;
+  RoiGroup group;
+  for (int64_t first = 0; first < num_rois;) {
+    // Prepare a group of RoIs (their sampling is shared by all channels).
+    group = RoiGroup();
+    int64_t last = first;
+    while (last < num_rois && (last == first || group.rows.size() + group.cols.size() < kGroupTapBudget)) {
+      Prepare(p, rois + last * 5, height, width, &group);
+      ++last;
     }
-    const int64_t grid_h = g.grid_h, grid_w = g.grid_w;
-    const int64_t samples = (grid_h > 0 && grid_w > 0) ? grid_h * grid_w : 0;
-    // torchvision divides by max(grid_h * grid_w, 1) computed on the signed grid sizes.
-    const float count = static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
-
-    std::vector<BilinearTap> taps(static_cast<size_t>(bins * samples));
-    size_t t = 0;
-    for (int64_t ph = 0; ph < out_h; ++ph) {
-      for (int64_t pw = 0; pw < out_w; ++pw) {
-        for (int64_t iy = 0; iy < grid_h; ++iy) {
-          const float y = g.start_h + ph * g.bin_h +
-                          (static_cast<float>(iy) + 0.5f) * g.bin_h / static_cast<float>(grid_h);
-          for (int64_t ix = 0; ix < grid_w; ++ix) {
-            const float x = g.start_w + pw * g.bin_w +
-                            (static_cast<float>(ix) + 0.5f) * g.bin_w / static_cast<float>(grid_w);
-            taps[t++] = MakeTap(y, x, height, width);
-          }
+    // One task per channel: it pools every RoI of the group from that channel's plane, which
+    // stays in cache, where one task per RoI would stream the whole feature map per RoI.
+    OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(channels), [&](size_t task) {
+      const int64_t c = static_cast<int64_t>(task);
+      std::vector<float> row_sums(group.max_ids * static_cast<size_t>(out_w));
+      for (size_t k = 0; k < group.rois.size(); ++k) {
+        const PreparedRoi& r = group.rois[k];
+        float* out = output + ((first + static_cast<int64_t>(k)) * channels + c) * bins;
+        if (!r.finite) {  // NaN or infinite box: the result is undefined, say so with NaN
+          std::fill(out, out + bins, std::numeric_limits<float>::quiet_NaN());
+          continue;
         }
-      }
-    }
-
-    const int64_t batch_index = static_cast<int64_t>(roi[0]);
-    for (int64_t c = 0; c < channels; ++c) {
-      const float* in = input + (batch_index * channels + c) * plane;
-      float* out_c = out + c * bins;
-      for (int64_t bin = 0; bin < bins; ++bin) {
-        const BilinearTap* tap = taps.data() + bin * samples;
+        const int64_t batch_index = static_cast<int64_t>(r.roi[0]);
+        const float* in = input + (batch_index * channels + c) * plane;
         if (p.mode == RoiPoolMode::kAvg) {
-          float sum = 0.0f;
-          for (int64_t s = 0; s < samples; ++s) {
-            const BilinearTap& k = tap[s];
-            sum += k.w1 * in[k.pos1] + k.w2 * in[k.pos2] + k.w3 * in[k.pos3] + k.w4 * in[k.pos4];
-          }
-          out_c[bin] = sum / count;
+          PoolAvg(p, group, r, in, width, row_sums.data(), out);
         } else {
-          // Max of the interpolated samples (mmcv's "max" mode). Unlike mmcv there is no
-          // -10000 floor, NaN propagates like torch.max, and a bin without samples gives 0.
-          float best = samples > 0 ? -std::numeric_limits<float>::infinity() : 0.0f;
-          for (int64_t s = 0; s < samples; ++s) {
-            const BilinearTap& k = tap[s];
-            const float v =
-                k.w1 * in[k.pos1] + k.w2 * in[k.pos2] + k.w3 * in[k.pos3] + k.w4 * in[k.pos4];
-            if (std::isnan(v)) {
-              best = v;
-              break;
-            }
-            if (v > best) best = v;
-          }
-          out_c[bin] = best;
+          PoolMax(p, group, r, in, width, out);
         }
       }
-    }
-  });
+    }));
+    first = last;
+  }
+  return Status::Ok();
 }
 
 }  // namespace opbridge::cpu
