@@ -57,8 +57,9 @@ void BM_GridSampleWarp(benchmark::State& state) {
   GridSampleParams p;
   MakeGridSampleParams(state.range(0), state.range(1), 0, &p);
   std::vector<float> out(c * h * w);
+  std::vector<char> scratch(cpu::GridSampleScratchBytes());
   for (auto _ : state) {
-    cpu::GridSample(p, input.data(), 1, c, h, w, grid.data(), h, w, out.data(), SerialTaskRunner());
+    cpu::GridSample(p, input.data(), 1, c, h, w, grid.data(), h, w, out.data(), scratch.data(), SerialTaskRunner());
     benchmark::DoNotOptimize(out.data());
   }
 }

@@ -17,7 +17,8 @@ std::vector<float> RunGridSample(const GridSampleParams& p, const std::vector<fl
                        int64_t c, int64_t h, int64_t w, const std::vector<float>& grid,
                        int64_t oh, int64_t ow, const TaskRunner& runner) {
   std::vector<float> out(static_cast<size_t>(n * c * oh * ow));
-  Status s = cpu::GridSample(p, input.data(), n, c, h, w, grid.data(), oh, ow, out.data(), runner);
+  std::vector<char> scratch(cpu::GridSampleScratchBytes());
+  Status s = cpu::GridSample(p, input.data(), n, c, h, w, grid.data(), oh, ow, out.data(), scratch.data(), runner);
   EXPECT_TRUE(s.ok()) << s.message();
   return out;
 }

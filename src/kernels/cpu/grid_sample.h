@@ -1,6 +1,7 @@
 // Grid sampler CPU kernel (float32, 4-D NCHW input). Framework-free.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/grid_sample.h"
@@ -9,10 +10,14 @@
 
 namespace opbridge::cpu {
 
+// Bytes of scratch memory GridSample needs (1 MB).
+size_t GridSampleScratchBytes();
+
 // input: [batch, channels, in_h, in_w]; grid: [batch, out_h, out_w, 2] holding (x, y) in
-// [-1, 1]; output: [batch, channels, out_h, out_w].
+// [-1, 1]; output: [batch, channels, out_h, out_w]; scratch: GridSampleScratchBytes() bytes,
+// 4-byte aligned.
 Status GridSample(const GridSampleParams& params, const float* input, int64_t batch,
                   int64_t channels, int64_t in_h, int64_t in_w, const float* grid, int64_t out_h,
-                  int64_t out_w, float* output, const TaskRunner& runner);
+                  int64_t out_w, float* output, void* scratch, const TaskRunner& runner);
 
 }  // namespace opbridge::cpu

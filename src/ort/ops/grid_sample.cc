@@ -36,9 +36,12 @@ Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
   if (NumElements(out_shape) == 0) return Status::Ok();
+  ScratchBuffer scratch(api, ctx);
+  void* taps = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Allocate(cpu::GridSampleScratchBytes(), &taps));
   return cpu::GridSample(params_, input.Data<float>(), input.shape[0], input.shape[1],
                          input.shape[2], input.shape[3], grid.Data<float>(), grid.shape[1],
-                         grid.shape[2], static_cast<float*>(output), OrtTaskRunner(api, ctx));
+                         grid.shape[2], static_cast<float*>(output), taps, OrtTaskRunner(api, ctx));
 }
 
 Status GridSampleOp::InferShape(const ShapeInference& infer) {
