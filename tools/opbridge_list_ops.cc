@@ -50,6 +50,17 @@ int main() {
       } else if (a.kind == AttrKind::kFloat) {
         std::printf("\"type\": \"float\", \"default\": ");
         if (a.required) std::printf("null"); else std::printf("%.9g", a.float_default);
+      } else if (a.kind == AttrKind::kInts) {
+        std::printf("\"type\": \"ints\", \"default\": ");
+        if (a.required) {
+          std::printf("null");
+        } else {
+          std::printf("[");
+          for (size_t v = 0; v < a.ints_default.size(); ++v) {
+            std::printf("%s%lld", v ? ", " : "", static_cast<long long>(a.ints_default[v]));
+          }
+          std::printf("]");
+        }
       } else {
         std::printf("\"type\": \"string\", \"default\": ");
         if (a.required) std::printf("null"); else std::printf("\"%s\"", a.string_default);

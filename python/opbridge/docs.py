@@ -28,7 +28,17 @@ def render(op: manifest.Op) -> str:
     lines += [op.summary, ""]
     lines += ["| ONNX identity (domain::op_type) | opset | since |", "|---|---|---|"]
     lines += [f"| `{identity}` | {op.opset} | opbridge {op.since} |" for identity in op.identities]
-    lines += ["", f"All identities run the same kernel with the same attributes. Data types: {', '.join(op.dtypes)}.", ""]
+    if op.input_order:
+        lines += ["", "The identities differ in their inputs (the same kernel runs them all):", ""]
+        for identity in op.identities:
+            optional = op.optional_inputs_of(identity)
+            names = [f"`{t.name}`" + (" (optional)" if t.name in optional else "") for t in op.inputs_of(identity)]
+            extra = op.extra_attributes.get(identity, [])
+            tail = f"; also accepts and ignores attributes {', '.join(f'`{e}`' for e in extra)}" if extra else ""
+            lines.append(f"- `{identity}`: {', '.join(names)}{tail}")
+        lines += ["", f"Data types: {', '.join(op.dtypes)}.", ""]
+    else:
+        lines += ["", f"All identities run the same kernel with the same attributes. Data types: {', '.join(op.dtypes)}.", ""]
     lines += [f"**PyTorch:** {op.pytorch}", ""]
     lines += ["## Inputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
     lines += [f"| `{t.name}` | `{t.shape}` | {t.dtype} | {t.doc} |" for t in op.inputs]

@@ -45,6 +45,18 @@ class Op:
     outputs: tuple[Tensor, ...]
     attributes: tuple[Attribute, ...]
     notes: str
+    # Per identity, when identities differ: the order of their inputs, which are optional, and
+    # attributes written by a peer's exporter that the op accepts and ignores.
+    input_order: dict = dataclasses.field(default_factory=dict)
+    optional_inputs: dict = dataclasses.field(default_factory=dict)
+    extra_attributes: dict = dataclasses.field(default_factory=dict)
+
+    def inputs_of(self, identity: str) -> list[Tensor]:
+        by_name = {t.name: t for t in self.inputs}
+        return [by_name[n] for n in self.input_order.get(identity, [t.name for t in self.inputs])]
+
+    def optional_inputs_of(self, identity: str) -> set[str]:
+        return set(self.optional_inputs.get(identity, []))
 
     @property
     def own_identity(self) -> str:
@@ -80,6 +92,9 @@ def load() -> dict[str, Op]:
                 for a in entry["attributes"]
             ),
             notes=entry.get("notes", "").strip(),
+            input_order=entry.get("input_order", {}),
+            optional_inputs=entry.get("optional_inputs", {}),
+            extra_attributes=entry.get("extra_attributes", {}),
         )
     return ops
 

@@ -35,6 +35,7 @@ const char* KindName(AttrKind kind) {
     case AttrKind::kInt: return "an int";
     case AttrKind::kFloat: return "a float";
     case AttrKind::kString: return "a string";
+    case AttrKind::kInts: return "a list of ints";
   }
   return "?";
 }
@@ -130,6 +131,30 @@ Status AttrReader::String(const char* name, std::string* value) const {
   if (!other.empty()) return Status::Error("attribute '", name, "' must be a string, got ", other);
   if (spec->required) return Status::Error("required string attribute '", name, "' is missing");
   *value = spec->string_default;
+  return Status::Ok();
+}
+
+Status AttrReader::Ints(const char* name, std::vector<int64_t>* value) const {
+  const AttrSpec* spec = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Find(name, AttrKind::kInts, &spec));
+  size_t size = 0;
+  if (Succeeds(api_, api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size))) {
+    value->assign(size, 0);
+    if (size > 0) {
+      OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
+          api_, api_.KernelInfoGetAttributeArray_int64(info_, name, value->data(), &size)));
+    }
+    return Status::Ok();
+  }
+  int64_t single = 0;
+  if (Succeeds(api_, api_.KernelInfoGetAttribute_int64(info_, name, &single))) {
+    *value = {single};
+    return Status::Ok();
+  }
+  const std::string other = DescribeOtherKind(name);
+  if (!other.empty()) return Status::Error("attribute '", name, "' must be a list of ints, got ", other);
+  if (spec->required) return Status::Error("required attribute '", name, "' (a list of ints) is missing");
+  *value = spec->ints_default;
   return Status::Ok();
 }
 

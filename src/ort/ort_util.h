@@ -19,7 +19,7 @@ namespace opbridge::ort {
 // Converts an ORT status to ours (and releases it). nullptr means success.
 Status FromOrtStatus(const OrtApi& api, OrtStatus* status);
 
-enum class AttrKind { kInt, kFloat, kString };
+enum class AttrKind { kInt, kFloat, kString, kInts };
 
 // One node attribute an op reads. Attributes with required = false take the default when the
 // node does not carry them.
@@ -30,12 +30,16 @@ struct AttrSpec {
   int64_t int_default;
   float float_default;
   const char* string_default;
+  std::vector<int64_t> ints_default;
 };
 
-inline AttrSpec IntAttr(const char* name, int64_t def) { return {name, AttrKind::kInt, false, def, 0.f, ""}; }
-inline AttrSpec RequiredIntAttr(const char* name) { return {name, AttrKind::kInt, true, 0, 0.f, ""}; }
-inline AttrSpec FloatAttr(const char* name, float def) { return {name, AttrKind::kFloat, false, 0, def, ""}; }
-inline AttrSpec StringAttr(const char* name, const char* def) { return {name, AttrKind::kString, false, 0, 0.f, def}; }
+inline AttrSpec IntAttr(const char* name, int64_t def) { return {name, AttrKind::kInt, false, def, 0.f, "", {}}; }
+inline AttrSpec RequiredIntAttr(const char* name) { return {name, AttrKind::kInt, true, 0, 0.f, "", {}}; }
+inline AttrSpec FloatAttr(const char* name, float def) { return {name, AttrKind::kFloat, false, 0, def, "", {}}; }
+inline AttrSpec StringAttr(const char* name, const char* def) { return {name, AttrKind::kString, false, 0, 0.f, def, {}}; }
+inline AttrSpec IntsAttr(const char* name, std::vector<int64_t> def) {
+  return {name, AttrKind::kInts, false, 0, 0.f, "", std::move(def)};
+}
 
 struct TensorSpec {
   const char* name;
@@ -59,6 +63,8 @@ class AttrReader {
   Status Int(const char* name, int64_t* value) const;
   Status Float(const char* name, float* value) const;
   Status String(const char* name, std::string* value) const;
+  // A list of ints; a single int attribute is read as a list of one.
+  Status Ints(const char* name, std::vector<int64_t>* value) const;
 
  private:
   Status Find(const char* name, AttrKind kind, const AttrSpec** spec) const;

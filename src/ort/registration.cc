@@ -4,6 +4,7 @@
 #include "ort/registration.h"
 
 #include "ort/op_adapter.h"
+#include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/roi_align.h"
 #include "ort/ops/soft_nms.h"
@@ -29,6 +30,11 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<GridSampleOp>("opbridge", "GridSample", "grid_sample"),
       Op<SoftNmsOp>("mmcv", "SoftNonMaxSuppression", "soft_nms"),
       Op<SoftNmsOp>("opbridge", "SoftNonMaxSuppression", "soft_nms"),
+      Op<DeformConv2dOp>("opbridge", "DeformConv2d", "deform_conv"),
+      Op<DeformConvOp>("mmcv", "MMCVDeformConv2d", "deform_conv"),
+      Op<DeformConvOp>("mmdeploy", "MMCVDeformConv2d", "deform_conv"),
+      Op<ModulatedDeformConvOp>("mmcv", "MMCVModulatedDeformConv2d", "deform_conv"),
+      Op<ModulatedDeformConvOp>("mmdeploy", "MMCVModulatedDeformConv2d", "deform_conv"),
   };
   return *ops;
 }

@@ -24,11 +24,14 @@ def test_registration_table_equals_manifest():
     for identity, op in expected.items():
         entry = table[identity]
         assert entry["kernel"] == op.kernel, identity
+        optional = op.optional_inputs_of(identity)
         assert [(t["name"], t["dtype"], t["optional"]) for t in entry["inputs"]] == \
-            [(t.name, t.dtype, False) for t in op.inputs], identity
+            [(t.name, t.dtype, t.name in optional) for t in op.inputs_of(identity)], identity
         assert [(t["name"], t["dtype"]) for t in entry["outputs"]] == [(t.name, t.dtype) for t in op.outputs], identity
-        assert [(a["name"], a["type"], a["required"]) for a in entry["attributes"]] == \
+        extra = op.extra_attributes.get(identity, [])
+        assert [(a["name"], a["type"], a["required"]) for a in entry["attributes"]][:len(op.attributes)] == \
             [(a.name, a.type, a.required) for a in op.attributes], identity
+        assert [a["name"] for a in entry["attributes"]][len(op.attributes):] == extra, identity
         for a, registered in zip(op.attributes, entry["attributes"]):
             if a.type == "float" and not a.required:
                 assert abs(registered["default"] - a.default) <= 1e-7 * max(1.0, abs(a.default)), (identity, a.name)

@@ -1,0 +1,61 @@
+// Deformable convolution ORT glue: three node layouts, one kernel.
+//   DeformConvOp           mmcv::MMCVDeformConv2d, mmdeploy::MMCVDeformConv2d (input, offset, weight)
+//   ModulatedDeformConvOp  mmcv/mmdeploy::MMCVModulatedDeformConv2d (input, offset, mask, weight, [bias])
+//   DeformConv2dOp         opbridge::DeformConv2d (input, offset, weight, [mask], [bias])
+#pragma once
+
+#include <memory>
+
+#include "core/deform_conv.h"
+#include "ort/ort_util.h"
+
+namespace opbridge::ort {
+
+// Where each tensor is among a layout's inputs (-1: the layout has no such input).
+struct DeformConvInputs {
+  int input, offset, mask, weight, bias;
+};
+
+class DeformConvOpBase {
+ public:
+  DeformConvOpBase(const DeformConvParams& params, DeformConvInputs inputs) : params_(params), inputs_(inputs) {}
+  Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+
+ protected:
+  // Reads stride, padding, dilation, groups and deform_groups.
+  static Status ReadParams(const AttrReader& attrs, DeformConvParams* params);
+  static Status InferShapeOf(const ShapeInference& infer, DeformConvInputs inputs);
+
+ private:
+  DeformConvParams params_;
+  DeformConvInputs inputs_;
+};
+
+class DeformConvOp : public DeformConvOpBase {
+ public:
+  static constexpr DeformConvInputs kInputs{0, 1, -1, 2, -1};
+  using DeformConvOpBase::DeformConvOpBase;
+  static const OpSchema& Schema();
+  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConvOp>* op);
+  static Status InferShape(const ShapeInference& infer) { return InferShapeOf(infer, kInputs); }
+};
+
+class ModulatedDeformConvOp : public DeformConvOpBase {
+ public:
+  static constexpr DeformConvInputs kInputs{0, 1, 2, 3, 4};
+  using DeformConvOpBase::DeformConvOpBase;
+  static const OpSchema& Schema();
+  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<ModulatedDeformConvOp>* op);
+  static Status InferShape(const ShapeInference& infer) { return InferShapeOf(infer, kInputs); }
+};
+
+class DeformConv2dOp : public DeformConvOpBase {
+ public:
+  static constexpr DeformConvInputs kInputs{0, 1, 3, 2, 4};
+  using DeformConvOpBase::DeformConvOpBase;
+  static const OpSchema& Schema();
+  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConv2dOp>* op);
+  static Status InferShape(const ShapeInference& infer) { return InferShapeOf(infer, kInputs); }
+};
+
+}  // namespace opbridge::ort
