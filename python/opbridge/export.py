@@ -24,6 +24,7 @@ from opbridge.ops._onnx import DOMAIN, OPSET_VERSION
 EXPORTERS = ("dynamo", "legacy")
 LEGACY_OPSET = 17  # the legacy exporter's ceiling; our symbolics are registered at exactly it
 DYNAMO_OPSET = 18
+STANDARD_OPS_OPSET = 19  # ONNX DeformConv
 COMPAT_DOMAINS = ("mmcv", "mmdeploy")
 
 
@@ -36,6 +37,7 @@ def export(
     dynamic_axes: dict[str, dict[int, str]] | None = None,
     output_names: list[str] | None = None,
     compat: str | None = None,
+    standard_ops: tuple[str, ...] = (),
 ) -> onnx.ModelProto:
     """Exports `model(*args)` to ONNX with opbridge's custom nodes, and returns the model.
 
@@ -49,11 +51,19 @@ def export(
         output_names: names of the graph outputs.
         compat: None for opbridge's own identities, or "mmcv" / "mmdeploy" to write the identities
             those projects export (for tools that expect their ONNX files).
+        standard_ops: ops (kernel stems, e.g. ("deform_conv",)) to export as PyTorch's exporter
+            does by default, to standard ONNX ops, for runtimes that have them: "deform_conv" gives
+            ONNX DeformConv (opset 19). Dynamo exporter only.
     """
     if exporter not in EXPORTERS:
         raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
     if compat is not None and compat not in COMPAT_DOMAINS:
         raise ValueError(f"compat must be None or one of {COMPAT_DOMAINS}, got {compat!r}")
+    known = {m.kernel for m in EXPORT_MAPPINGS}
+    if set(standard_ops) - known:
+        raise ValueError(f"standard_ops must be kernel names of {sorted(known)}, got {list(standard_ops)}")
+    if standard_ops and exporter != "dynamo":
+        raise ValueError("standard_ops needs exporter='dynamo' (the legacy exporter has no such translations)")
     args = tuple(args)
     input_names = _input_names(model, len(args))
     if dynamic_axes:
@@ -61,7 +71,7 @@ def export(
         if unknown:
             raise ValueError(f"dynamic_axes names {sorted(unknown)} are not forward() parameters {input_names}")
     if exporter == "dynamo":
-        proto = _export_dynamo(model, args, input_names, dynamic_axes, output_names)
+        proto = _export_dynamo(model, args, input_names, dynamic_axes, output_names, standard_ops)
     else:
         proto = _export_legacy(model, args, input_names, dynamic_axes, output_names)
     if compat is not None:
@@ -86,6 +96,9 @@ def rename_domain(model: onnx.ModelProto, domain: str) -> None:
         if node.domain != DOMAIN:
             continue
         op = by_identity[f"{node.domain}::{node.op_type}"]
+        if op.input_order:
+            raise ValueError(f"{op.own_identity} has no one-to-one {domain} identity (their inputs differ); "
+                             "export it with compat=None")
         target = op.identity_in(domain)
         if target is None:
             raise ValueError(f"{op.own_identity} has no {domain} identity (it has: {', '.join(op.identities)})")
@@ -103,10 +116,11 @@ def _input_names(model: torch.nn.Module, count: int) -> list[str]:
     return names[:count]
 
 
-def _export_dynamo(model, args, input_names, dynamic_axes, output_names) -> onnx.ModelProto:
+def _export_dynamo(model, args, input_names, dynamic_axes, output_names, standard_ops=()) -> onnx.ModelProto:
     table = {}
     for mapping in EXPORT_MAPPINGS:
-        table.update(mapping.dynamo)
+        if mapping.kernel not in standard_ops:
+            table.update(mapping.dynamo)
     dynamic_shapes = None
     if dynamic_axes:
         dynamic_shapes = {name: dynamic_axes.get(name) for name in input_names}
@@ -114,7 +128,8 @@ def _export_dynamo(model, args, input_names, dynamic_axes, output_names) -> onnx
         warnings.simplefilter("ignore")
         program = torch.onnx.export(
             model, args, dynamo=True, custom_translation_table=table, dynamic_shapes=dynamic_shapes,
-            input_names=input_names, output_names=output_names, opset_version=DYNAMO_OPSET,
+            input_names=input_names, output_names=output_names,
+            opset_version=STANDARD_OPS_OPSET if standard_ops else DYNAMO_OPSET,
             external_data=False, verbose=False, report=False,
         )
     return program.model_proto

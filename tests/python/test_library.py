@@ -44,10 +44,12 @@ def test_does_not_link_onnxruntime():
 @pytest.mark.parametrize("domain,name,op", manifest.identities(), ids=lambda v: str(v) if isinstance(v, str) else "")
 def test_every_manifest_identity_is_registered(domain, name, op):
     """A one-node model per identity, with the manifest's inputs and outputs, loads in ORT."""
-    model = one_node_model(f"{domain}::{name}", {"output_height": 2, "output_width": 2} if op.kernel == "roi_align" else {},
-                           [t.name for t in op.inputs], [t.name for t in op.outputs])
+    identity = f"{domain}::{name}"
+    inputs = [t.name for t in op.inputs_of(identity)]
+    model = one_node_model(identity, {"output_height": 2, "output_width": 2} if op.kernel == "roi_align" else {},
+                           inputs, [t.name for t in op.outputs])
     session = opbridge.create_session(model)
-    assert [i.name for i in session.get_inputs()] == [t.name for t in op.inputs]
+    assert [i.name for i in session.get_inputs()] == inputs
 
 
 def test_many_sessions_share_the_registration():

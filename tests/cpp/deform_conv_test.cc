@@ -1,0 +1,98 @@
+// Deformable convolution kernel tests against closed-form answers. The sweeps against
+// torchvision.ops.deform_conv2d are in tests/python/test_deform_conv.py.
+#include "kernels/cpu/deform_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "task_runners.h"
+
+namespace opbridge {
+namespace {
+
+struct Problem {
+  int64_t n, c, h, w, c_out, kh, kw;
+  DeformConvParams params;
+  std::vector<float> input, offset, mask, weight, bias;
+  int64_t out_h, out_w;
+};
+
+Problem MakeProblem(int64_t n, int64_t c, int64_t h, int64_t w, int64_t c_out, int64_t k, DeformConvParams p, unsigned seed) {
+  Problem pr{n, c, h, w, c_out, k, k, p, {}, {}, {}, {}, {}, 0, 0};
+  pr.out_h = (h + 2 * p.pad_h - p.dilation_h * (k - 1) - 1) / p.stride_h + 1;
+  pr.out_w = (w + 2 * p.pad_w - p.dilation_w * (k - 1) - 1) / p.stride_w + 1;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  auto fill = [&](std::vector<float>& v, size_t size) { v.resize(size); for (float& x : v) x = nd(rng); };
+  fill(pr.input, n * c * h * w);
+  fill(pr.offset, n * 2 * p.deform_groups * k * k * pr.out_h * pr.out_w);
+  fill(pr.mask, n * p.deform_groups * k * k * pr.out_h * pr.out_w);
+  fill(pr.weight, c_out * (c / p.groups) * k * k);
+  fill(pr.bias, c_out);
+  return pr;
+}
+
+std::vector<float> RunDcn(const Problem& pr, bool with_mask, const TaskRunner& runner) {
+  std::vector<float> out(pr.n * pr.c_out * pr.out_h * pr.out_w);
+  cpu::DeformConvArgs a{pr.input.data(), pr.offset.data(), with_mask ? pr.mask.data() : nullptr, pr.weight.data(),
+                        pr.bias.data(), out.data(), pr.n, pr.c, pr.h, pr.w, pr.c_out, pr.kh, pr.kw, pr.out_h, pr.out_w};
+  HeapScratchAllocator heap;
+  Status s = cpu::DeformConv(pr.params, a, heap, runner);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+// With zero offsets and no mask, a deformable convolution is an ordinary convolution.
+TEST(DeformConv, ZeroOffsetsGiveAPlainConvolution) {
+  DeformConvParams p;
+  p.pad_h = p.pad_w = 1;
+  p.groups = 2;
+  Problem pr = MakeProblem(1, 4, 5, 6, 2, 3, p, 1);
+  std::fill(pr.offset.begin(), pr.offset.end(), 0.0f);
+  const auto out = RunDcn(pr, false, SerialTaskRunner());
+  for (int64_t o = 0; o < 2; ++o) {
+    const int64_t g = o;  // one output channel per group
+    for (int64_t y = 0; y < 5; ++y)
+      for (int64_t x = 0; x < 6; ++x) {
+        double expected = pr.bias[o];
+        for (int64_t cl = 0; cl < 2; ++cl)
+          for (int64_t i = 0; i < 3; ++i)
+            for (int64_t j = 0; j < 3; ++j) {
+              const int64_t yy = y - 1 + i, xx = x - 1 + j;
+              if (yy < 0 || yy >= 5 || xx < 0 || xx >= 6) continue;
+              expected += pr.weight[((o * 2 + cl) * 3 + i) * 3 + j] * pr.input[((g * 2 + cl) * 5 + yy) * 6 + xx];
+            }
+        EXPECT_NEAR(out[(o * 5 + y) * 6 + x], expected, 1e-4);
+      }
+  }
+}
+
+TEST(DeformConv, ResultDoesNotDependOnThreads) {
+  DeformConvParams p;
+  p.pad_h = p.pad_w = 1;
+  p.groups = 2;
+  p.deform_groups = 4;
+  const Problem pr = MakeProblem(2, 8, 23, 29, 6, 3, p, 2);
+  for (bool mask : {false, true}) {
+    const auto serial = RunDcn(pr, mask, SerialTaskRunner());
+    const auto threaded = RunDcn(pr, mask, testing::ThreadedTaskRunner(3));
+    ASSERT_EQ(0, std::memcmp(serial.data(), threaded.data(), serial.size() * sizeof(float)));
+  }
+}
+
+TEST(DeformConv, RejectsBadShapes) {
+  DeformConvParams p;
+  p.groups = 2;
+  Shape out;
+  DeformConvShapes s{{1, 4, 5, 5}, {1, 18, 3, 3}, {2, 1, 3, 3}};
+  EXPECT_NE(CheckDeformConvShapes(p, s, &out).message().find("weight.shape[1] * groups"), std::string::npos);
+  s.weight = {2, 2, 3, 3};
+  s.offset = {1, 9, 3, 3};
+  EXPECT_NE(CheckDeformConvShapes(p, s, &out).message().find("offset must have shape"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opbridge
