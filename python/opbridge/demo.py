@@ -2,7 +2,8 @@
 verified against eager PyTorch, with a printed report.
 
 The model (random weights, fixed seed) does what the second stage of a two-stage detector does:
-  backbone (2 strided convolutions, stride 4)
+  backbone (2 strided convolutions, stride 4, then a modulated deformable convolution, DCNv2,
+  whose offsets and mask a convolution predicts: torchvision.ops.deform_conv2d)
   -> feature warp: a convolution predicts a small flow field, F.grid_sample applies it
   -> soft-NMS over the region proposals (opbridge.ops.soft_nms)
   -> RoIAlign of every kept proposal (torchvision.ops.roi_align, 7x7, adaptive sampling)
@@ -31,6 +32,8 @@ class DemoDetector(torch.nn.Module):
             torch.nn.Conv2d(3, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
             torch.nn.Conv2d(16, channels, 3, stride=2, padding=1), torch.nn.ReLU(),
         )
+        self.dcn_offset = torch.nn.Conv2d(channels, 3 * 9, 3, padding=1)  # 2 * 9 offsets + 9 mask logits
+        self.dcn = torchvision.ops.DeformConv2d(channels, channels, 3, padding=1)
         self.flow = torch.nn.Conv2d(channels, 2, 3, padding=1)
         self.fc = torch.nn.Linear(channels * 7 * 7, 64)
         self.cls = torch.nn.Linear(64, num_classes + 1)
@@ -39,6 +42,8 @@ class DemoDetector(torch.nn.Module):
 
     def forward(self, image: torch.Tensor, proposals: torch.Tensor, proposal_scores: torch.Tensor):
         feat = self.backbone(image)  # [1, C, H/4, W/4]
+        offset_mask = self.dcn_offset(feat)
+        feat = torch.relu(self.dcn(feat, offset_mask[:, :18], torch.sigmoid(offset_mask[:, 18:])))
         n, _, h, w = feat.shape
         # Base sampling grid (pixel centres, align_corners=False) plus a predicted flow.
         ys = (torch.arange(h, dtype=feat.dtype) * 2 + 1) / h - 1
@@ -74,7 +79,7 @@ def run_demo(timing_runs: int = 10) -> bool:
     """Exports the demo model with both exporters, runs each in ORT and prints the reports."""
     model = DemoDetector().eval()
     args = example_inputs()
-    print("opbridge demo: a two-stage detector head (grid sampler, soft-NMS, RoIAlign)")
+    print("opbridge demo: a two-stage detector head (DCNv2, grid sampler, soft-NMS, RoIAlign)")
     print(f"inputs: image {list(args[0].shape)}, {args[1].shape[0]} proposals")
     ok = True
     for exporter in ("dynamo", "legacy"):

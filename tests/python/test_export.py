@@ -115,7 +115,8 @@ def test_soft_nms(exporter, method):
 @pytest.mark.parametrize("exporter", EXPORTERS)
 def test_demo_detector(exporter):
     report = check(DemoDetector(), example_inputs(image_size=128, num_proposals=120), exporter,
-                   ["opbridge::GridSample", "opbridge::RoiAlign", "opbridge::SoftNonMaxSuppression"])
+                   ["opbridge::DeformConv2d", "opbridge::GridSample", "opbridge::RoiAlign",
+                    "opbridge::SoftNonMaxSuppression"])
     assert report.outputs[0].ort_shape[0] > 1  # soft-NMS kept several proposals
 
 
@@ -177,3 +178,45 @@ def test_unknown_exporter_and_bad_dynamic_axes():
         opbridge.export(TorchvisionRoiAlign(), roi_inputs(), exporter="onnxscript")
     with pytest.raises(ValueError, match="not forward\\(\\) parameters"):
         opbridge.export(TorchvisionRoiAlign(), roi_inputs(), dynamic_axes={"boxes": {0: "n"}})
+
+
+class DeformConv(torch.nn.Module):
+    """torchvision's DeformConv2d with offsets (and a mask) predicted by ordinary convolutions."""
+
+    def __init__(self, modulated: bool, bias: bool = True):
+        super().__init__()
+        self.modulated = modulated
+        self.conv = torchvision.ops.DeformConv2d(4, 6, 3, stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2,
+                                                 bias=bias)
+        self.offset = torch.nn.Conv2d(4, 2 * 2 * 9, 3, stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+        self.mask = torch.nn.Conv2d(4, 2 * 9, 3, stride=(2, 1), padding=(1, 2), dilation=(1, 2))
+
+    def forward(self, x):
+        return self.conv(x, self.offset(x), torch.sigmoid(self.mask(x)) if self.modulated else None)
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("modulated,bias", [(True, True), (True, False), (False, True), (False, False)])
+def test_torchvision_deform_conv2d(exporter, modulated, bias):
+    torch.manual_seed(0)
+    check(DeformConv(modulated, bias), (torch.randn(2, 4, 11, 13),), exporter, ["opbridge::DeformConv2d"])
+
+
+def test_deform_conv2d_as_standard_onnx_deform_conv():
+    """standard_ops=("deform_conv",) writes ONNX DeformConv (opset 19), which ORT 1.30 runs itself."""
+    import onnxruntime as ort
+
+    torch.manual_seed(0)
+    model, x = DeformConv(True).eval(), torch.randn(1, 4, 9, 9)
+    proto = opbridge.export(model, (x,), standard_ops=("deform_conv",))
+    assert "DeformConv" in [n.op_type for n in proto.graph.node] and not custom_nodes(proto)
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    (actual,) = session.run(None, {"x": x.numpy()})
+    np.testing.assert_allclose(actual, model(x).detach().numpy(), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="standard_ops needs exporter='dynamo'"):
+        opbridge.export(model, (x,), exporter="legacy", standard_ops=("deform_conv",))
+
+
+def test_deform_conv_has_no_one_to_one_compat_identity():
+    with pytest.raises(ValueError, match="opbridge::DeformConv2d has no one-to-one mmcv identity"):
+        opbridge.export(DeformConv(True), (torch.randn(1, 4, 9, 9),), compat="mmcv")
