@@ -66,6 +66,8 @@ class Case:
     ort_note: str = ""
     torch_note: str = ""
     check_rows: int | None = None  # compare only opbridge's first rows (a reference run on a subset)
+    flops: float | None = None  # useful floating-point operations of one run (for GFLOP/s)
+    sgemm: Callable[[], object] | None = None  # a plain sgemm of the same GEMM shape, timed alongside
 
 
 def _library_path() -> str:
@@ -121,7 +123,8 @@ def _torch_engine(fn, *args) -> Callable[[], object]:
     return run
 
 
-def _one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], domain: str = "", **attrs):
+def _one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], domain: str = "", opset: int | None = None,
+                    **attrs):
     """A one-node ONNX model. `inputs` / `outputs` are (name, onnx element type, shape) tuples."""
     import onnx
     from onnx import helper
@@ -132,7 +135,7 @@ def _one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], dom
         [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
         [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
     )
-    opsets = [helper.make_opsetid("", ONNX_OPSET)]
+    opsets = [helper.make_opsetid("", opset or ONNX_OPSET)]
     if domain:
         opsets.append(helper.make_opsetid(domain, 1))
     model = helper.make_model(graph, opset_imports=opsets)
@@ -333,6 +336,79 @@ def soft_nms_dense(threads: int) -> list[Case]:
     return cases
 
 
+def _torchvision_deform_conv(x, offset, weight, bias, mask, stride, padding, dilation):
+    import torch
+    import torchvision
+
+    t = lambda a: None if a is None else torch.from_numpy(a)  # noqa: E731
+    return torchvision.ops.deform_conv2d(t(x), t(offset), t(weight), t(bias), stride, padding, dilation, t(mask))
+
+
+def _plain_sgemm(a, b):
+    import torch
+
+    return torch.mm(torch.from_numpy(a), torch.from_numpy(b))
+
+
+def _dcn_cases(name, threads, n, c, h, w, c_out, k, stride, padding, dilation, groups, dgroups, variants):
+    """Deformable-convolution cases: opbridge::DeformConv2d, ORT's DeformConv (opset 19) and
+    torchvision, with and without mask; flops for GFLOP/s and a plain sgemm of the GEMM shape."""
+    rng = _rng(11)
+    out_h = (h + 2 * padding[0] - dilation[0] * (k - 1) - 1) // stride[0] + 1
+    out_w = (w + 2 * padding[1] - dilation[1] * (k - 1) - 1) // stride[1] + 1
+    x = rng.standard_normal((n, c, h, w), dtype=np.float32)
+    weight = (rng.standard_normal((c_out, c // groups, k, k)) / np.sqrt(c * k * k / groups)).astype(np.float32)
+    bias = rng.standard_normal(c_out).astype(np.float32)
+    offset = (rng.standard_normal((n, 2 * dgroups * k * k, out_h, out_w)) * 2).astype(np.float32)
+    mask = (1 / (1 + np.exp(-rng.standard_normal((n, dgroups * k * k, out_h, out_w))))).astype(np.float32)
+    gemm_m, gemm_k, gemm_n = c_out // groups, c // groups * k * k, out_h * out_w
+    flops = 2.0 * n * groups * gemm_m * gemm_k * gemm_n
+    a = rng.standard_normal((gemm_m, gemm_k), dtype=np.float32)
+    b = rng.standard_normal((gemm_k, gemm_n), dtype=np.float32)
+    cases = []
+    for modulated in variants:
+        feeds = {"input": x, "offset": offset, "weight": weight, "bias": bias}
+        ours_inputs = [("input", F32, list(x.shape)), ("offset", F32, list(offset.shape)), ("weight", F32, list(weight.shape))]
+        builtin_inputs = [("input", F32, list(x.shape)), ("weight", F32, list(weight.shape)),
+                          ("offset", F32, list(offset.shape)), ("bias", F32, [c_out])]
+        if modulated:
+            feeds["mask"] = mask
+            ours_inputs.append(("mask", F32, list(mask.shape)))
+            builtin_inputs.append(("mask", F32, list(mask.shape)))
+        ours_inputs.append(("bias", F32, [c_out]))
+        out = [("output", F32, [n, c_out, out_h, out_w])]
+        ours = _one_node_model("DeformConv2d", ours_inputs, out, domain="opbridge", stride=list(stride),
+                               padding=list(padding), dilation=list(dilation), groups=groups, deform_groups=dgroups)
+        builtin = _one_node_model("DeformConv", builtin_inputs, out, opset=19, dilations=list(dilation), group=groups,
+                                  kernel_shape=[k, k], offset_group=dgroups, strides=list(stride),
+                                  pads=[padding[0], padding[1], padding[0], padding[1]])
+        cases.append(Case(
+            name=f"{name} {'modulated' if modulated else 'plain'}",
+            opbridge=_ort_engine(ours, feeds, threads),
+            ort=_ort_engine(builtin, feeds, threads),
+            torch=_torch_engine(_torchvision_deform_conv, x, offset, weight, bias, mask if modulated else None,
+                                stride, padding, dilation),
+            flops=flops,
+            sgemm=_torch_engine(_plain_sgemm, a, b) if groups * n == 1 else None,
+        ))
+    return cases
+
+
+def dcn_large(threads: int) -> list[Case]:
+    """dcn.large: [1,256,100,152], 256 -> 256 channels, 3x3, stride 1, pad 1 (DCNv2 and DCNv1)."""
+    return _dcn_cases("dcn.large", threads, 1, 256, 100, 152, 256, 3, (1, 1), (1, 1), (1, 1), 1, 1, (True, False))
+
+
+def dcn_groups(threads: int) -> list[Case]:
+    """dcn.groups: [2,64,64,64], weight [64,32,3,3], stride (2,1), pad (1,2), dil (1,2), groups 2, deform groups 4."""
+    return _dcn_cases("dcn.groups", threads, 2, 64, 64, 64, 64, 3, (2, 1), (1, 2), (1, 2), 2, 4, (True,))
+
+
+def dcn_small(threads: int) -> list[Case]:
+    """dcn.small: [1,3,32,32], weight [8,3,3,3] (K = 27), defaults."""
+    return _dcn_cases("dcn.small", threads, 1, 3, 32, 32, 8, 3, (1, 1), (0, 0), (1, 1), 1, 1, (True,))
+
+
 # The registry: workload id -> function(threads) returning its cases.
 WORKLOADS: dict[str, Callable[[int], list[Case]]] = {
     "roi_align.box": roi_align_box,
@@ -341,6 +417,9 @@ WORKLOADS: dict[str, Callable[[int], list[Case]]] = {
     "grid_sample.warp": grid_sample_warp,
     "grid_sample.batch": grid_sample_batch,
     "soft_nms.dense": soft_nms_dense,
+    "dcn.large": dcn_large,
+    "dcn.groups": dcn_groups,
+    "dcn.small": dcn_small,
 }
 
 
@@ -511,7 +590,8 @@ def main(workloads: list[str], runs: int, threads: list[int], memory: bool | Non
             for case in WORKLOADS[workload](t):
                 check = _check(case)
                 engines = {"opbridge": case.opbridge}
-                engines.update({k: v for k, v in (("ort", case.ort), ("torch", case.torch)) if v is not None})
+                engines.update({k: v for k, v in (("ort", case.ort), ("torch", case.torch), ("sgemm", case.sgemm))
+                                if v is not None})
                 ms = _time_interleaved(engines, runs)
                 ours, ort_ms, torch_ms = ms["opbridge"], ms.get("ort"), ms.get("torch")
                 mark_ort = "*" if case.ort_note else ""
@@ -522,6 +602,12 @@ def main(workloads: list[str], runs: int, threads: list[int], memory: bool | Non
                     f"{_fmt_ratio(torch_ms, ours) + mark_torch:>10}  {check}",
                     flush=True,
                 )
+                if case.flops:
+                    rates = ", ".join(f"{k} {case.flops / ms[k] / 1e6:.1f}" for k in ("opbridge", "ort", "torch", "sgemm")
+                                      if k in ms)
+                    sgemm_share = (f"; opbridge at {100 * ms['sgemm'] / ours:.0f}% of the plain sgemm"
+                                   if "sgemm" in ms else "")
+                    print(f"{'':<4}GFLOP/s: {rates} (sgemm: torch.mm of the same GEMM shape){sgemm_share}", flush=True)
                 for note in (case.ort_note, case.torch_note):
                     if note and note not in notes:
                         notes.append(note)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import torch
+import torchvision  # noqa: F401  (registers torch.ops.torchvision.deform_conv2d)
 from onnxscript import FLOAT
 
 import onnxscript
