@@ -16,7 +16,7 @@ CACHE="$ROOT/.cache"
 VENV="$ROOT/.venv"
 BUILD="$ROOT/build"
 ORT_HEADERS_VERSION="1.21.0"
-APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev)
+APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev)
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 

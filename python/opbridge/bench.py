@@ -132,7 +132,7 @@ def _one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], dom
     node = helper.make_node(op_type, [n for n, _, _ in inputs], [n for n, _, _ in outputs], domain=domain, **attrs)
     graph = helper.make_graph(
         [node], f"bench_{op_type}",
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs if n],  # "" marks an absent optional input
         [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
     )
     opsets = [helper.make_opsetid("", opset or ONNX_OPSET)]
@@ -375,6 +375,8 @@ def _dcn_cases(name, threads, n, c, h, w, c_out, k, stride, padding, dilation, g
             feeds["mask"] = mask
             ours_inputs.append(("mask", F32, list(mask.shape)))
             builtin_inputs.append(("mask", F32, list(mask.shape)))
+        else:
+            ours_inputs.append(("", F32, None))
         ours_inputs.append(("bias", F32, [c_out]))
         out = [("output", F32, [n, c_out, out_h, out_w])]
         ours = _one_node_model("DeformConv2d", ours_inputs, out, domain="opbridge", stride=list(stride),

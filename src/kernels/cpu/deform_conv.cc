@@ -26,7 +26,7 @@ namespace {
 
 // Sampled columns per task, in bytes: the tile width is chosen so that a tile of columns
 // (K rows of tile floats) is about this size.
-constexpr int64_t kTileBytes = 256 * 1024;
+constexpr int64_t kTileBytes = 2560 * 1024;
 constexpr int64_t kMinTile = 16, kMaxTile = 4096;
 
 // One bilinear sample: plane offsets of the 4 corners (-1 outside) and torchvision's weights.
