@@ -10,3 +10,38 @@ def test_demo_passes_and_reports(capsys):
                      "opbridge::SoftNonMaxSuppression", "time per run: ORT", "demo passed"]:
         assert expected in out, expected
     assert "MISMATCH" not in out
+
+
+def make_roi_model():
+    """A factory for `opbridge verify`: returns (model, example args)."""
+    import torch
+    import torchvision
+
+    class Pool(torch.nn.Module):
+        def forward(self, x, rois):
+            return torchvision.ops.roi_align(x, rois, (3, 3), 0.5, 2, True)
+
+    rois = torch.tensor([[0.0, 1.0, 2.0, 12.0, 14.0], [0.0, 0.0, 0.0, 5.0, 5.0]])
+    return Pool(), (torch.randn(1, 2, 10, 10), rois)
+
+
+def test_verify_command_on_a_user_factory(capsys):
+    assert main(["verify", "test_demo:make_roi_model"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("verdict: all outputs match") == 2 and "opbridge::RoiAlign" in out
+
+
+def test_verify_command_reports_a_mismatch(monkeypatch, capsys):
+    """A model whose ORT run differs from eager makes `opbridge verify` fail (exit 1)."""
+    import sys
+
+    verify_module = sys.modules["opbridge.verify"]  # the package attribute is the function
+
+    real_compare = verify_module._compare
+
+    def broken_compare(name, expected, actual):
+        return real_compare(name, expected, actual + 1.0)
+
+    monkeypatch.setattr(verify_module, "_compare", broken_compare)
+    assert main(["verify", "test_demo:make_roi_model", "--exporter", "dynamo"]) == 1
+    assert "MISMATCH" in capsys.readouterr().out
