@@ -344,10 +344,20 @@ def _torchvision_deform_conv(x, offset, weight, bias, mask, stride, padding, dil
     return torchvision.ops.deform_conv2d(t(x), t(offset), t(weight), t(bias), stride, padding, dilation, t(mask))
 
 
-def _plain_sgemm(a, b):
+_SGEMM_OPERANDS: dict = {}
+
+
+def _plain_sgemm(m, k, n):
+    """torch.mm of an [m, k] by a [k, n] float32 matrix; the operands are made on the first call
+    (not when the case is built, so that memory children do not count them)."""
     import torch
 
-    return torch.mm(torch.from_numpy(a), torch.from_numpy(b))
+    if (m, k, n) not in _SGEMM_OPERANDS:
+        rng = _rng(12)
+        _SGEMM_OPERANDS[(m, k, n)] = (torch.from_numpy(rng.standard_normal((m, k), dtype=np.float32)),
+                                      torch.from_numpy(rng.standard_normal((k, n), dtype=np.float32)))
+    a, b = _SGEMM_OPERANDS[(m, k, n)]
+    return torch.mm(a, b)
 
 
 def _dcn_cases(name, threads, n, c, h, w, c_out, k, stride, padding, dilation, groups, dgroups, variants):
@@ -363,8 +373,6 @@ def _dcn_cases(name, threads, n, c, h, w, c_out, k, stride, padding, dilation, g
     mask = (1 / (1 + np.exp(-rng.standard_normal((n, dgroups * k * k, out_h, out_w))))).astype(np.float32)
     gemm_m, gemm_k, gemm_n = c_out // groups, c // groups * k * k, out_h * out_w
     flops = 2.0 * n * groups * gemm_m * gemm_k * gemm_n
-    a = rng.standard_normal((gemm_m, gemm_k), dtype=np.float32)
-    b = rng.standard_normal((gemm_k, gemm_n), dtype=np.float32)
     cases = []
     for modulated in variants:
         feeds = {"input": x, "offset": offset, "weight": weight, "bias": bias}
@@ -391,7 +399,7 @@ def _dcn_cases(name, threads, n, c, h, w, c_out, k, stride, padding, dilation, g
             torch=_torch_engine(_torchvision_deform_conv, x, offset, weight, bias, mask if modulated else None,
                                 stride, padding, dilation),
             flops=flops,
-            sgemm=_torch_engine(_plain_sgemm, a, b) if groups * n == 1 else None,
+            sgemm=_torch_engine(_plain_sgemm, gemm_m, gemm_k, gemm_n) if groups * n == 1 else None,
         ))
     return cases
 

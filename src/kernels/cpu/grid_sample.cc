@@ -26,7 +26,17 @@ namespace {
 constexpr int64_t kChunkPixels = 16384;
 constexpr int64_t kTapBlock = 1024;
 constexpr int64_t kRunPixels = 4096;
-constexpr int64_t kTapWords = 16;  // 32-bit words of taps per pixel (bicubic uses all 16)
+constexpr int64_t kMaxTapWords = 16;  // 32-bit words of taps per pixel, at most (bicubic)
+
+// 32-bit words of taps per pixel: packed tightly, since the interpolation streams them.
+int64_t TapWords(GridInterpolation interpolation) {
+  switch (interpolation) {
+    case GridInterpolation::kBilinear: return 8;   // 4 offsets, 4 weights
+    case GridInterpolation::kNearest: return 1;    // 1 offset
+    case GridInterpolation::kBicubic: return 16;   // 4 columns, 4 row offsets, 4 + 4 weights
+  }
+  return kMaxTapWords;
+}
 
 float Unnormalize(float coord, int64_t size, bool align_corners) {
   return align_corners ? (coord + 1.0f) * (static_cast<float>(size - 1) / 2.0f)
@@ -158,7 +168,7 @@ void BicubicTaps(const Geometry& g, float gx, float gy, int32_t cols[4], int32_t
 
 }  // namespace
 
-size_t GridSampleScratchBytes() { return static_cast<size_t>(kChunkPixels * kTapWords) * 4; }
+size_t GridSampleScratchBytes() { return static_cast<size_t>(kChunkPixels * kMaxTapWords) * 4; }
 
 Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, int64_t channels,
                   int64_t in_h, int64_t in_w, const float* grid, int64_t out_h, int64_t out_w,
@@ -170,7 +180,8 @@ Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, 
                          in_h, "x", in_w);
   }
   const Geometry geo{p, in_h, in_w};
-  auto* taps = static_cast<int32_t*>(scratch);  // per pixel: see TapInts / TapFloats
+  auto* taps = static_cast<int32_t*>(scratch);
+  const int64_t kTapWords = TapWords(p.interpolation);
 
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t chunk = 0; chunk < out_plane; chunk += kChunkPixels) {
