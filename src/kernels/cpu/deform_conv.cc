@@ -26,7 +26,7 @@ namespace {
 
 // Sampled columns per task, in bytes: the tile width is chosen so that a tile of columns
 // (K rows of tile floats) is about this size.
-constexpr int64_t kTileBytes = 2560 * 1024;
+constexpr int64_t kTileBytes = 8 * 1024 * 1024;
 constexpr int64_t kMinTile = 16, kMaxTile = 4096;
 
 // One bilinear sample: plane offsets of the 4 corners (-1 outside) and torchvision's weights.
@@ -61,6 +61,15 @@ Tap MakeTap(float y, float x, int64_t height, int64_t width) {
 }
 
 inline float Read(const float* plane, int32_t idx) { return idx >= 0 ? plane[idx] : 0.0f; }
+
+// torchvision's bilinear_interpolate: w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4.
+inline float Sample(const Tap& t, const float* plane) {
+  return t.w[0] * Read(plane, t.idx[0]) + t.w[1] * Read(plane, t.idx[1]) + t.w[2] * Read(plane, t.idx[2]) +
+         t.w[3] * Read(plane, t.idx[3]);
+}
+
+// Channels sampled together per tap load.
+constexpr int64_t kChannelBlock = 4;
 
 int64_t TileWidth(int64_t rows, int64_t pixels) {
   int64_t tile = kTileBytes / (static_cast<int64_t>(sizeof(float)) * std::max<int64_t>(rows, 1));
@@ -110,11 +119,13 @@ Status DeformConv(const DeformConvParams& p, const DeformConvArgs& a, ScratchAll
     Tap* taps = reinterpret_cast<Tap*>(static_cast<char*>(memory.data()) + column_bytes);  // [k][tile]
     float* masks = reinterpret_cast<float*>(taps + taps_per_pixel * tile);                 // [k][tile]
 
-    // 1. Sample the columns of this conv group's channels.
+    // 1. Sample the columns of this conv group's channels, up to kChannelBlock channels of one
+    // deform group at a time: each tap is loaded once for the block.
     int64_t tapped_dgroup = -1;
-    for (int64_t cl = 0; cl < c_per_group; ++cl) {
+    for (int64_t cl = 0; cl < c_per_group;) {
       const int64_t c = g * c_per_group + cl;
       const int64_t dg = c / c_per_dgroup;
+      const int64_t block = std::min({kChannelBlock, c_per_group - cl, (dg + 1) * c_per_dgroup - c});
       if (dg != tapped_dgroup) {  // sample positions of this deform group, for the whole tile
         tapped_dgroup = dg;
         const float* offset = a.offset + (n * dgroups + dg) * 2 * taps_per_pixel * pixels;
@@ -133,17 +144,33 @@ Status DeformConv(const DeformConvParams& p, const DeformConvArgs& a, ScratchAll
           }
         }
       }
-      const float* in = a.input + (n * a.channels + c) * plane;
+      const float* in[kChannelBlock];
+      for (int64_t b = 0; b < block; ++b) in[b] = a.input + (n * a.channels + c + b) * plane;
       for (int64_t k = 0; k < taps_per_pixel; ++k) {
-        float* row = columns + (cl * taps_per_pixel + k) * tile;
         const Tap* t = taps + k * tile;
         const float* m = masks + k * tile;
-        for (int64_t q = 0; q < len; ++q) {
-          const float v = t[q].w[0] * Read(in, t[q].idx[0]) + t[q].w[1] * Read(in, t[q].idx[1]) +
-                          t[q].w[2] * Read(in, t[q].idx[2]) + t[q].w[3] * Read(in, t[q].idx[3]);
-          row[q] = a.mask ? m[q] * v : v;
+        if (block == kChannelBlock) {
+          float* row[kChannelBlock];
+          for (int64_t b = 0; b < kChannelBlock; ++b) row[b] = columns + ((cl + b) * taps_per_pixel + k) * tile;
+          for (int64_t q = 0; q < len; ++q) {
+            const Tap tap = t[q];
+            const float mq = m[q];
+            for (int64_t b = 0; b < kChannelBlock; ++b) {
+              const float v = Sample(tap, in[b]);
+              row[b][q] = a.mask ? mq * v : v;
+            }
+          }
+        } else {
+          for (int64_t b = 0; b < block; ++b) {
+            float* row = columns + ((cl + b) * taps_per_pixel + k) * tile;
+            for (int64_t q = 0; q < len; ++q) {
+              const float v = Sample(t[q], in[b]);
+              row[q] = a.mask ? m[q] * v : v;
+            }
+          }
         }
       }
+      cl += block;
     }
 
     // 2. out[group's channels, tile] = weight[group] x columns (+ bias).
