@@ -8,8 +8,8 @@
 // like PyTorch's weight layout, are multiplied by each conv group's weight matrix.
 //
 // Work layout: one task per (image, conv group, tile of output pixels). A task samples its
-// columns into a tile-sized scratch buffer (kTileBytes, so it stays in cache while the GEMM reads
-// it) and multiplies it by the group's weights with a single-threaded GEMM. The sample positions
+// columns into a tile-sized scratch buffer (kTileBytes, which fits the L3 cache while the GEMM
+// reads it) and multiplies it by the group's weights with a single-threaded GEMM. The sample positions
 // and bilinear weights of a tile depend on (deform group, kernel tap, pixel) only, so they are
 // computed once per deform group and reused by all its channels. Every output element is
 // written by exactly one task: results do not depend on the thread count.
@@ -25,7 +25,9 @@ namespace opbridge::cpu {
 namespace {
 
 // Sampled columns per task, in bytes: the tile width is chosen so that a tile of columns
-// (K rows of tile floats) is about this size.
+// (K rows of tile floats) is about this size. Measured on dcn.large (K = 2304), 1 thread:
+// 1 MB 185 ms, 2.5 MB 173 ms, 5 MB 165 ms, 10 MB 157 ms; wider tiles make the GEMM re-pack the
+// weights fewer times. 8 MB keeps the scratch of two tasks well inside a 32 MB L3.
 constexpr int64_t kTileBytes = 8 * 1024 * 1024;
 constexpr int64_t kMinTile = 16, kMaxTile = 4096;
 

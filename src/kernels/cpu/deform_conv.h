@@ -24,7 +24,7 @@ struct DeformConvArgs {
 };
 
 // Shapes must have passed CheckDeformConvShapes. Scratch is taken from `scratch` per task and is
-// bounded by the tile size (about 256 KB of sampled columns per task).
+// bounded by the tile size (about 8 MB of sampled columns per task, less for small problems).
 Status DeformConv(const DeformConvParams& params, const DeformConvArgs& args,
                   ScratchAllocator& scratch, const TaskRunner& runner);
 
