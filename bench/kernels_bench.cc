@@ -6,6 +6,8 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/deform_conv.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/grid_sample.h"
 #include "kernels/cpu/roi_align.h"
 #include "kernels/cpu/soft_nms.h"
@@ -94,6 +96,44 @@ void BM_SoftNmsDense(benchmark::State& state) {
   state.counters["kept"] = static_cast<double>(kept);
 }
 BENCHMARK(BM_SoftNmsDense)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+
+// dcn.large: [1,256,100,152], 256 -> 256 channels, 3x3, pad 1, offsets N(0, 2), mask in (0, 1).
+void BM_DeformConvLarge(benchmark::State& state) {
+  const int64_t c = 256, h = 100, w = 152, k = 3;
+  DeformConvParams p;
+  p.pad_h = p.pad_w = 1;
+  const auto input = Uniform(c * h * w, -1, 1, 7);
+  const auto offset = Uniform(2 * k * k * h * w, -3, 3, 8);
+  const auto mask = Uniform(k * k * h * w, 0, 1, 9);
+  const auto weight = Uniform(c * c * k * k, -0.05f, 0.05f, 10);
+  const auto bias = Uniform(c, -1, 1, 11);
+  std::vector<float> out(c * h * w);
+  cpu::DeformConvArgs a{input.data(), offset.data(), state.range(0) ? mask.data() : nullptr, weight.data(),
+                        bias.data(), out.data(), 1, c, h, w, c, k, k, h, w};
+  HeapScratchAllocator heap;
+  for (auto _ : state) {
+    cpu::DeformConv(p, a, heap, SerialTaskRunner());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * c * c * k * k * h * w / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(cpu::SgemmLibrary());
+}
+BENCHMARK(BM_DeformConvLarge)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+// The GEMM of dcn.large alone: [256 x 2304] x [2304 x 15200].
+void BM_SgemmDcnLarge(benchmark::State& state) {
+  const int64_t m = 256, k = 2304, n = 15200;
+  const auto a = Uniform(m * k, -1, 1, 12);
+  const auto b = Uniform(k * n, -1, 1, 13);
+  std::vector<float> c(m * n);
+  for (auto _ : state) {
+    cpu::Sgemm(m, n, k, a.data(), k, b.data(), n, false, c.data(), n);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * k * n / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(cpu::SgemmLibrary());
+}
+BENCHMARK(BM_SgemmDcnLarge)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace opbridge
