@@ -163,6 +163,7 @@ Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTen
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetInput(ctx, index, &value)));
   *tensor = InputTensor();
   if (value == nullptr) return Status::Ok();  // an absent optional input
+  tensor->present = true;
   OrtTensorTypeAndShapeInfo* info = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.GetTensorTypeAndShape(value, &info)));
   size_t rank = 0;
@@ -190,27 +191,18 @@ Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, co
   return FromOrtStatus(api, api.GetTensorMutableData(value, data));
 }
 
-ScratchBuffer::~ScratchBuffer() {
-  if (allocator_ != nullptr) {
-    if (data_ != nullptr) allocator_->Free(allocator_, data_);
-    api_.ReleaseAllocator(allocator_);
-  }
+OrtScratchAllocator::~OrtScratchAllocator() {
+  if (allocator_ != nullptr) api_.ReleaseAllocator(allocator_);
 }
 
-Status ScratchBuffer::Allocate(size_t bytes, void** data) {
-  if (allocator_ == nullptr) {
-    OrtMemoryInfo* info = nullptr;
-    OPBRIDGE_RETURN_IF_ERROR(
-        FromOrtStatus(api_, api_.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &info)));
-    Status status = FromOrtStatus(api_, api_.KernelContext_GetAllocator(ctx_, info, &allocator_));
-    api_.ReleaseMemoryInfo(info);
-    OPBRIDGE_RETURN_IF_ERROR(status);
-  }
-  if (data_ != nullptr) allocator_->Free(allocator_, data_);
-  data_ = allocator_->Alloc(allocator_, bytes);
-  if (data_ == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
-  *data = data_;
-  return Status::Ok();
+Status OrtScratchAllocator::Open() {
+  if (allocator_ != nullptr) return Status::Ok();
+  OrtMemoryInfo* info = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(
+      FromOrtStatus(api_, api_.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &info)));
+  Status status = FromOrtStatus(api_, api_.KernelContext_GetAllocator(ctx_, info, &allocator_));
+  api_.ReleaseMemoryInfo(info);
+  return status;
 }
 
 Status OrtTaskRunner::Run(size_t num_tasks, TaskFn fn, void* data) const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "core/scratch.h"
 #include "core/shape.h"
 #include "core/status.h"
 
@@ -77,7 +78,8 @@ class AttrReader {
 
 // One input tensor as the kernels see it.
 struct InputTensor {
-  const void* data = nullptr;
+  bool present = false;  // false for an absent optional input
+  const void* data = nullptr;  // may be null for a present tensor with no elements
   Shape shape;
   ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   template <class T>
@@ -88,21 +90,23 @@ Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTen
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
                       void** data);
 
-// Scratch memory for one Compute call, from the session's CPU allocator (ORT's arena reuses it
-// across calls). Freed when the object goes out of scope.
-class ScratchBuffer {
+// Scratch memory for one Compute call from the session's CPU allocator (ORT's arena reuses it
+// across calls), as the kernels' ScratchAllocator. Open() once before use; then Allocate and
+// Free may be called from any task (ORT's allocator is thread-safe).
+class OrtScratchAllocator final : public ScratchAllocator {
  public:
-  ScratchBuffer(const OrtApi& api, OrtKernelContext* ctx) : api_(api), ctx_(ctx) {}
-  ~ScratchBuffer();
-  ScratchBuffer(const ScratchBuffer&) = delete;
-  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
-  Status Allocate(size_t bytes, void** data);
+  OrtScratchAllocator(const OrtApi& api, OrtKernelContext* ctx) : api_(api), ctx_(ctx) {}
+  ~OrtScratchAllocator() override;
+  OrtScratchAllocator(const OrtScratchAllocator&) = delete;
+  OrtScratchAllocator& operator=(const OrtScratchAllocator&) = delete;
+  Status Open();
+  void* Allocate(size_t bytes) override { return allocator_->Alloc(allocator_, bytes); }
+  void Free(void* data) override { allocator_->Free(allocator_, data); }
 
  private:
   const OrtApi& api_;
   OrtKernelContext* ctx_;
   OrtAllocator* allocator_ = nullptr;
-  void* data_ = nullptr;
 };
 
 // Runs kernel tasks on the session's intra-op thread pool (inline when it has one thread).

@@ -1,8 +1,9 @@
 // Grid sampler CPU kernel.
 //
-// The coordinate arithmetic is ATen's grid_sampler_2d (aten/src/ATen/native/GridSampler.h):
-// unnormalize, then border clipping or reflection, then bilinear / nearest (round half to
-// even) / bicubic (A = -0.75) interpolation, where every tap outside the input reads 0.
+// The semantics are ATen's grid_sampler_2d: unnormalize, then border clipping or reflection,
+// then bilinear / nearest (round half to even) / bicubic (A = -0.75) interpolation, where every
+// tap outside the input reads 0. The coordinate formulas are those of its vectorized CPU kernel
+// (see Unnormalize below).
 //
 // Every output element is written by exactly one task, so results do not depend on threads.
 #include "kernels/cpu/grid_sample.h"
@@ -11,7 +12,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 namespace opbridge::cpu {

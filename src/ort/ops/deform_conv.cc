@@ -2,8 +2,6 @@
 // mmcv::MMCVModulatedDeformConv2d, mmdeploy::MMCVModulatedDeformConv2d, opbridge::DeformConv2d.
 #include "ort/ops/deform_conv.h"
 
-#include <atomic>
-
 #include "kernels/cpu/deform_conv.h"
 
 namespace opbridge::ort {
@@ -15,18 +13,6 @@ std::vector<AttrSpec> ConvAttrs() {
   return {IntsAttr("stride", {1, 1}), IntsAttr("padding", {0, 0}), IntsAttr("dilation", {1, 1}),
           IntAttr("groups", 1), IntAttr("deform_groups", 1)};
 }
-
-// Scratch for kernel tasks from the session's CPU allocator (thread-safe).
-class OrtScratchAllocator final : public ScratchAllocator {
- public:
-  OrtScratchAllocator(const OrtApi& api, OrtAllocator* allocator) : api_(api), allocator_(allocator) {}
-  void* Allocate(size_t bytes) override { return allocator_->Alloc(allocator_, bytes); }
-  void Free(void* data) override { allocator_->Free(allocator_, data); }
-
- private:
-  const OrtApi& api_;
-  OrtAllocator* allocator_;
-};
 
 }  // namespace
 
@@ -113,29 +99,16 @@ Status DeformConvOpBase::Compute(const OrtApi& api, OrtKernelContext* ctx) const
   OPBRIDGE_RETURN_IF_ERROR(optional(inputs_.mask, &mask));
   OPBRIDGE_RETURN_IF_ERROR(optional(inputs_.bias, &bias));
 
-  DeformConvShapes shapes{input.shape, offset.shape, weight.shape,
-                          mask.data ? &mask.shape : nullptr, bias.data ? &bias.shape : nullptr};
-  // An absent optional input arrives as nullptr data; a present empty one has a shape.
-  if (inputs_.mask >= 0 && static_cast<size_t>(inputs_.mask) < count && mask.data == nullptr && !mask.shape.empty()) {
-    shapes.mask = &mask.shape;
-  }
-  if (inputs_.bias >= 0 && static_cast<size_t>(inputs_.bias) < count && bias.data == nullptr && !bias.shape.empty()) {
-    shapes.bias = &bias.shape;
-  }
+  const DeformConvShapes shapes{input.shape, offset.shape, weight.shape, mask.present ? &mask.shape : nullptr,
+                                bias.present ? &bias.shape : nullptr};
   Shape out_shape;
   OPBRIDGE_RETURN_IF_ERROR(CheckDeformConvShapes(params_, shapes, &out_shape));
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
   if (NumElements(out_shape) == 0) return Status::Ok();
 
-  OrtMemoryInfo* memory_info = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(
-      FromOrtStatus(api, api.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &memory_info)));
-  OrtAllocator* allocator = nullptr;
-  Status status = FromOrtStatus(api, api.KernelContext_GetAllocator(ctx, memory_info, &allocator));
-  api.ReleaseMemoryInfo(memory_info);
-  OPBRIDGE_RETURN_IF_ERROR(status);
-  OrtScratchAllocator scratch(api, allocator);
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
 
   cpu::DeformConvArgs args;
   args.input = input.Data<float>();
@@ -153,9 +126,7 @@ Status DeformConvOpBase::Compute(const OrtApi& api, OrtKernelContext* ctx) const
   args.kernel_w = weight.shape[3];
   args.out_h = out_shape[2];
   args.out_w = out_shape[3];
-  status = cpu::DeformConv(params_, args, scratch, OrtTaskRunner(api, ctx));
-  api.ReleaseAllocator(allocator);
-  return status;
+  return cpu::DeformConv(params_, args, scratch, OrtTaskRunner(api, ctx));
 }
 
 Status DeformConvOpBase::InferShapeOf(const ShapeInference& infer, DeformConvInputs inputs) {

@@ -45,9 +45,12 @@ Status SoftNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   // The kept count is only known after the run: compute into scratch, then copy out.
   const size_t kernel_bytes = cpu::SoftNmsScratchBytes(n);
   const size_t result_bytes = static_cast<size_t>(n) * (5 * sizeof(float) + sizeof(int64_t));
-  ScratchBuffer scratch(api, ctx);
-  void* memory = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Allocate(std::max<size_t>(kernel_bytes + result_bytes, 8), &memory));
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  const size_t bytes = std::max<size_t>(kernel_bytes + result_bytes, 8);
+  ScratchBlock block(scratch, bytes);
+  void* memory = block.data();
+  if (memory == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
   auto* inds = reinterpret_cast<int64_t*>(static_cast<char*>(memory) + kernel_bytes);
   auto* dets = reinterpret_cast<float*>(inds + n);
   int64_t kept = 0;
