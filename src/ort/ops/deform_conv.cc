@@ -9,6 +9,8 @@ namespace {
 
 constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 
+// The attributes every layout has, first in each schema.
+constexpr size_t kConvAttrCount = 5;
 std::vector<AttrSpec> ConvAttrs() {
   return {IntsAttr("stride", {1, 1}), IntsAttr("padding", {0, 0}), IntsAttr("dilation", {1, 1}),
           IntAttr("groups", 1), IntAttr("deform_groups", 1)};
@@ -16,7 +18,14 @@ std::vector<AttrSpec> ConvAttrs() {
 
 }  // namespace
 
-Status DeformConvOpBase::ReadParams(const AttrReader& attrs, DeformConvParams* params) {
+Status DeformConvOpBase::ReadParams(const AttrReader& attrs, const std::vector<AttrSpec>& specs,
+                                    DeformConvParams* params) {
+  // Attributes past the five conv ones (mmcv's bias and im2col_step) mean nothing here; they are
+  // still read, so that a value of the wrong type is reported.
+  for (size_t i = kConvAttrCount; i < specs.size(); ++i) {
+    int64_t unused = 0;
+    OPBRIDGE_RETURN_IF_ERROR(attrs.Int(specs[i].name, &unused));
+  }
   std::vector<int64_t> stride, padding, dilation;
   int64_t groups = 1, deform_groups = 1;
   OPBRIDGE_RETURN_IF_ERROR(attrs.Ints("stride", &stride));
@@ -57,31 +66,16 @@ const OpSchema& DeformConv2dOp::Schema() {
 }
 
 Status DeformConvOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConvOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  DeformConvParams params;
-  OPBRIDGE_RETURN_IF_ERROR(ReadParams(attrs, &params));
-  int64_t unused = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("bias", &unused));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("im2col_step", &unused));
-  *op = std::make_unique<DeformConvOp>(params, kInputs);
-  return Status::Ok();
+  return CreateLayout(api, info, op);
 }
 
 Status ModulatedDeformConvOp::Create(const OrtApi& api, const OrtKernelInfo* info,
                                      std::unique_ptr<ModulatedDeformConvOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  DeformConvParams params;
-  OPBRIDGE_RETURN_IF_ERROR(ReadParams(attrs, &params));
-  *op = std::make_unique<ModulatedDeformConvOp>(params, kInputs);
-  return Status::Ok();
+  return CreateLayout(api, info, op);
 }
 
 Status DeformConv2dOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConv2dOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  DeformConvParams params;
-  OPBRIDGE_RETURN_IF_ERROR(ReadParams(attrs, &params));
-  *op = std::make_unique<DeformConv2dOp>(params, kInputs);
-  return Status::Ok();
+  return CreateLayout(api, info, op);
 }
 
 Status DeformConvOpBase::Compute(const OrtApi& api, OrtKernelContext* ctx) const {

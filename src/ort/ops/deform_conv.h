@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/deform_conv.h"
 #include "ort/ort_util.h"
@@ -22,8 +23,17 @@ class DeformConvOpBase {
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
 
  protected:
-  // Reads stride, padding, dilation, groups and deform_groups.
-  static Status ReadParams(const AttrReader& attrs, DeformConvParams* params);
+  // Reads stride, padding, dilation, groups and deform_groups (and checks the ignored extras).
+  static Status ReadParams(const AttrReader& attrs, const std::vector<AttrSpec>& specs, DeformConvParams* params);
+  // Create() of every layout: its attributes into params, then the op.
+  template <class Layout>
+  static Status CreateLayout(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<Layout>* op) {
+    const std::vector<AttrSpec>& specs = Layout::Schema().attrs;
+    DeformConvParams params;
+    OPBRIDGE_RETURN_IF_ERROR(ReadParams(AttrReader(api, info, specs), specs, &params));
+    *op = std::make_unique<Layout>(params, Layout::kInputs);
+    return Status::Ok();
+  }
   static Status InferShapeOf(const ShapeInference& infer, DeformConvInputs inputs);
 
  private:
