@@ -3,12 +3,14 @@
 //   ./build/opbridge_kernel_bench --benchmark_filter=GridSample
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
+#include "eigen_sgemm/eigen_sgemm.h"
 #include "kernels/cpu/deform_conv.h"
-#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/grid_sample.h"
+#include "kernels/cpu/packed_gemm.h"
 #include "kernels/cpu/roi_align.h"
 #include "kernels/cpu/soft_nms.h"
 
@@ -97,43 +99,100 @@ void BM_SoftNmsDense(benchmark::State& state) {
 }
 BENCHMARK(BM_SoftNmsDense)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
-// dcn.large: [1,256,100,152], 256 -> 256 channels, 3x3, pad 1, offsets N(0, 2), mask in (0, 1).
-void BM_DeformConvLarge(benchmark::State& state) {
-  const int64_t c = 256, h = 100, w = 152, k = 3;
+// The dcn.* workloads: offsets uniform in (-3, 3), mask in (0, 1); Arg(1) with mask, Arg(0) without.
+struct DcnShape {
+  int64_t batch, channels, height, width, out_channels, kernel;
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups, deform_groups;
+};
+
+void RunDeformConv(benchmark::State& state, const DcnShape& s) {
   DeformConvParams p;
-  p.pad_h = p.pad_w = 1;
-  const auto input = Uniform(c * h * w, -1, 1, 7);
-  const auto offset = Uniform(2 * k * k * h * w, -3, 3, 8);
-  const auto mask = Uniform(k * k * h * w, 0, 1, 9);
-  const auto weight = Uniform(c * c * k * k, -0.05f, 0.05f, 10);
-  const auto bias = Uniform(c, -1, 1, 11);
-  std::vector<float> out(c * h * w);
+  p.stride_h = s.stride_h, p.stride_w = s.stride_w, p.pad_h = s.pad_h, p.pad_w = s.pad_w;
+  p.dilation_h = s.dilation_h, p.dilation_w = s.dilation_w, p.groups = s.groups, p.deform_groups = s.deform_groups;
+  const int64_t k = s.kernel;
+  const int64_t out_h = (s.height + 2 * s.pad_h - s.dilation_h * (k - 1) - 1) / s.stride_h + 1;
+  const int64_t out_w = (s.width + 2 * s.pad_w - s.dilation_w * (k - 1) - 1) / s.stride_w + 1;
+  const int64_t taps = s.deform_groups * k * k * out_h * out_w;
+  const auto input = Uniform(s.batch * s.channels * s.height * s.width, -1, 1, 7);
+  const auto offset = Uniform(s.batch * 2 * taps, -3, 3, 8);
+  const auto mask = Uniform(s.batch * taps, 0, 1, 9);
+  const auto weight = Uniform(s.out_channels * s.channels / s.groups * k * k, -0.05f, 0.05f, 10);
+  const auto bias = Uniform(s.out_channels, -1, 1, 11);
+  std::vector<float> out(s.batch * s.out_channels * out_h * out_w);
   cpu::DeformConvArgs a{input.data(), offset.data(), state.range(0) ? mask.data() : nullptr, weight.data(),
-                        bias.data(), out.data(), 1, c, h, w, c, k, k, h, w};
+                        bias.data(), out.data(), s.batch, s.channels, s.height, s.width, s.out_channels, k, k,
+                        out_h, out_w};
   HeapScratchAllocator heap;
   for (auto _ : state) {
     cpu::DeformConv(p, a, heap, SerialTaskRunner());
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * c * c * k * k * h * w / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(cpu::SgemmLibrary());
+  const double flop = 2.0 * s.batch * s.out_channels * (s.channels / s.groups) * k * k * out_h * out_w;
+  state.counters["GFLOP/s"] = benchmark::Counter(flop / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(cpu::PackedGemmForThisCpu().name);
+}
+
+// dcn.large: [1,256,100,152], 256 -> 256 channels, 3x3, pad 1.
+void BM_DeformConvLarge(benchmark::State& state) {
+  RunDeformConv(state, {1, 256, 100, 152, 256, 3, 1, 1, 1, 1, 1, 1, 1, 1});
 }
 BENCHMARK(BM_DeformConvLarge)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 
-// The GEMM of dcn.large alone: [256 x 2304] x [2304 x 15200].
-void BM_SgemmDcnLarge(benchmark::State& state) {
+// dcn.groups: [2,64,64,64], 64 -> 64, 3x3, stride (2,1), pad (1,2), dilation (1,2), groups 2, deform_groups 4.
+void BM_DeformConvGroups(benchmark::State& state) {
+  RunDeformConv(state, {2, 64, 64, 64, 64, 3, 2, 1, 1, 2, 1, 2, 2, 4});
+}
+BENCHMARK(BM_DeformConvGroups)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// dcn.small: [1,3,32,32], 3 -> 8, 3x3 (K = 27).
+void BM_DeformConvSmall(benchmark::State& state) {
+  RunDeformConv(state, {1, 3, 32, 32, 8, 3, 1, 1, 0, 0, 1, 1, 1, 1});
+}
+BENCHMARK(BM_DeformConvSmall)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The GEMM of dcn.large alone (256 x 2304 weights, 15200 pixels), two ways:
+// - PackedGemm, the product the kernel uses (weights packed once, columns pixel-major, tiles of
+//   108 pixels as the kernel runs it), once per variant this CPU can run;
+// - Eigen's general matrix product over the whole shape, the best GEMM library for this machine
+//   in the comparison of DEVELOPERS.md.
+void BM_PackedGemmDcnLarge(benchmark::State& state) {
+  const int64_t m = 256, k = 2304, n = 15200, tile = 108;
+  const cpu::PackedGemm* variants[3];
+  const int count = cpu::PackedGemmVariants(variants, 3);
+  if (state.range(0) >= count) {
+    state.SkipWithError("this CPU cannot run the variant");
+    return;
+  }
+  const cpu::PackedGemm& gemm = *variants[state.range(0)];
+  const auto weights = Uniform(m * k, -1, 1, 12);
+  const auto columns = Uniform(n * k, -1, 1, 13);
+  std::vector<float> packed(gemm.packed_size(m, k)), scratch(gemm.scratch_size(m, tile)), out(m * n);
+  for (auto _ : state) {
+    gemm.pack_weights(m, k, weights.data(), k, packed.data());
+    for (int64_t p0 = 0; p0 < n; p0 += tile) {
+      gemm.multiply(m, std::min(tile, n - p0), k, packed.data(), columns.data() + p0 * k, k, nullptr,
+                    out.data() + p0, n, scratch.data());
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * k * n / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(gemm.name);
+}
+BENCHMARK(BM_PackedGemmDcnLarge)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+
+void BM_EigenSgemmDcnLarge(benchmark::State& state) {
   const int64_t m = 256, k = 2304, n = 15200;
   const auto a = Uniform(m * k, -1, 1, 12);
   const auto b = Uniform(k * n, -1, 1, 13);
   std::vector<float> c(m * n);
   for (auto _ : state) {
-    cpu::Sgemm(m, n, k, a.data(), k, b.data(), n, false, c.data(), n);
+    bench::Sgemm(m, n, k, a.data(), k, b.data(), n, false, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * k * n / 1e9, benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(cpu::SgemmLibrary());
+  state.SetLabel(bench::SgemmLibrary());
 }
-BENCHMARK(BM_SgemmDcnLarge)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EigenSgemmDcnLarge)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace opbridge

@@ -23,8 +23,10 @@ struct DeformConvArgs {
   int64_t out_h, out_w;
 };
 
-// Shapes must have passed CheckDeformConvShapes. Scratch is taken from `scratch` per task and is
-// bounded by the tile size (about 8 MB of sampled columns per task, less for small problems).
+// Shapes must have passed CheckDeformConvShapes. Scratch is taken from `scratch`: per call, one
+// input image transposed with a zero border ((H + 3) x (W + 2) x C floats) and the weights
+// reordered and packed (about 2 x C_out x K floats); per task, a tile of sampled columns
+// (about 1 MB) and its product.
 Status DeformConv(const DeformConvParams& params, const DeformConvArgs& args,
                   ScratchAllocator& scratch, const TaskRunner& runner);
 

@@ -1,4 +1,0 @@
-// Sgemm for x86-64-v3 CPUs (see gemm.cc). Compiled with -march=x86-64-v3.
-#define OPBRIDGE_SGEMM_NAME SgemmX86_64_v3
-#define OPBRIDGE_EIGEN_NAMESPACE Eigen_x86_64_v3
-#include "kernels/cpu/gemm_eigen.inc"

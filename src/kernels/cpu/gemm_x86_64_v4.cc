@@ -1,4 +1,0 @@
-// Sgemm for x86-64-v4 CPUs (see gemm.cc). Compiled with -march=x86-64-v4.
-#define OPBRIDGE_SGEMM_NAME SgemmX86_64_v4
-#define OPBRIDGE_EIGEN_NAMESPACE Eigen_x86_64_v4
-#include "kernels/cpu/gemm_eigen.inc"

@@ -1,0 +1,111 @@
+// PackedGemm (the deformable convolution's matrix product), every variant this CPU can run,
+// against a float64 reference: shapes that are and are not multiples of the micro-tile, the
+// panel and the depth block, with and without bias, and NaN propagation.
+#include "kernels/cpu/packed_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace opbridge {
+namespace {
+
+struct Case {
+  int64_t m, n, k;
+  bool bias;
+};
+
+std::vector<const cpu::PackedGemm*> Variants() {
+  const cpu::PackedGemm* v[3];
+  const int count = cpu::PackedGemmVariants(v, 3);
+  return {v, v + count};
+}
+
+// out[o][p] for p < n, written with row stride ldo > n so that writes past a row are caught.
+std::vector<float> Multiply(const cpu::PackedGemm& gemm, const Case& c, const std::vector<float>& weights,
+                       const std::vector<float>& columns, const std::vector<float>& bias, int64_t ldo) {
+  std::vector<float> packed(gemm.packed_size(c.m, c.k), -7.0f), scratch(gemm.scratch_size(c.m, c.n) + 1);
+  gemm.pack_weights(c.m, c.k, weights.data(), c.k, packed.data());
+  std::vector<float> out(c.m * ldo, -5.0f);
+  gemm.multiply(c.m, c.n, c.k, packed.data(), columns.data(), c.k, c.bias ? bias.data() : nullptr, out.data(), ldo,
+                scratch.data());
+  return out;
+}
+
+TEST(PackedGemm, MatchesFloat64ReferenceForEveryVariant) {
+  const std::vector<Case> cases = {
+      {1, 1, 1, false},     {8, 1024, 27, true},  {32, 100, 288, true}, {256, 108, 2304, true},
+      {33, 13, 257, false}, {17, 7, 513, true},   {64, 25, 1, true},    {5, 3, 600, false},
+  };
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const Case& c : cases) {
+    std::vector<float> weights(c.m * c.k), columns(c.n * c.k), bias(c.m);
+    for (float& x : weights) x = u(rng);
+    for (float& x : columns) x = u(rng);
+    for (float& x : bias) x = u(rng);
+    const int64_t ldo = c.n + 3;
+    for (const cpu::PackedGemm* gemm : Variants()) {
+      const auto out = Multiply(*gemm, c, weights, columns, bias, ldo);
+      const std::string where = std::string(gemm->name) + " m=" + std::to_string(c.m) + " n=" +
+                                std::to_string(c.n) + " k=" + std::to_string(c.k);
+      for (int64_t o = 0; o < c.m; ++o) {
+        for (int64_t p = 0; p < c.n; ++p) {
+          double expected = c.bias ? bias[o] : 0.0;
+          for (int64_t kk = 0; kk < c.k; ++kk) expected += double(weights[o * c.k + kk]) * columns[p * c.k + kk];
+          // float32 sums of k products of magnitude <= 1: error grows like sqrt(k) * eps.
+          ASSERT_NEAR(out[o * ldo + p], expected, 2e-6 * (1 + std::sqrt(double(c.k)) * 4)) << where;
+        }
+        for (int64_t p = c.n; p < ldo; ++p) ASSERT_EQ(out[o * ldo + p], -5.0f) << where << ": wrote past a row";
+      }
+    }
+  }
+}
+
+// Each sum is one chain of fused multiply-adds in k order, so the variants with FMA agree to the
+// bit, and the result does not depend on where a pixel falls in the micro-tile.
+TEST(PackedGemm, FmaVariantsAgreeBitForBitAndPixelsAreIndependent) {
+  const Case c{40, 29, 700, true};
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> weights(c.m * c.k), columns(c.n * c.k), bias(c.m);
+  for (float& x : weights) x = u(rng);
+  for (float& x : columns) x = u(rng);
+  for (float& x : bias) x = u(rng);
+  const auto variants = Variants();
+  const auto first = Multiply(*variants[0], c, weights, columns, bias, c.n);
+  for (const cpu::PackedGemm* gemm : variants) {
+    if (std::string(gemm->name).find("no FMA") != std::string::npos) continue;
+    EXPECT_EQ(Multiply(*gemm, c, weights, columns, bias, c.n), first) << gemm->name;
+  }
+  // The last pixel alone gives the same value as in the full product.
+  const Case one{c.m, 1, c.k, true};
+  const std::vector<float> last(columns.end() - c.k, columns.end());
+  const auto alone = Multiply(*variants[0], one, weights, last, bias, 1);
+  for (int64_t o = 0; o < c.m; ++o) EXPECT_EQ(alone[o], first[o * c.n + c.n - 1]);
+}
+
+TEST(PackedGemm, NaNInAColumnReachesOnlyThatPixel) {
+  const Case c{20, 15, 300, false};
+  std::vector<float> weights(c.m * c.k, 0.5f), columns(c.n * c.k, 1.0f), bias;
+  columns[7 * c.k + 123] = std::numeric_limits<float>::quiet_NaN();
+  for (const cpu::PackedGemm* gemm : Variants()) {
+    const auto out = Multiply(*gemm, c, weights, columns, bias, c.n);
+    for (int64_t o = 0; o < c.m; ++o) {
+      for (int64_t p = 0; p < c.n; ++p) {
+        if (p == 7) {
+          EXPECT_TRUE(std::isnan(out[o * c.n + p])) << gemm->name;
+        } else {
+          EXPECT_EQ(out[o * c.n + p], 150.0f) << gemm->name;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace opbridge
