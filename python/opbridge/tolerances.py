@@ -30,6 +30,12 @@ TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
         "close to the float64 one",
     ),
     # The ORT kernel (float32) against a float64 reference computed from the same float32 inputs.
+    ("deform_conv", "same_precision", "float32"): Tolerance(
+        1e-5, 1e-4,
+        "each output sums K = (C / groups) * kh * kw products, in k order with fused multiply-adds, "
+        "where PyTorch's GEMM blocks and reorders the sum: the difference scales with the sum of "
+        "|products| (about 350 at K = 576 of unit-scale data, so ~2e-5 absolute near zero outputs)",
+    ),
     ("*", "float64_reference", "float32"): Tolerance(
         1e-4, 1e-4,
         "sample coordinates are computed in float32, as PyTorch does: at coordinates up to ~300 px "

@@ -66,6 +66,7 @@ SWEEP = [
     (1, 1, 8, 8, 2, 7, 7, (1, 1), (3, 3), (1, 1), 1, 1),        # 7x7, one channel (mmdeploy segfaults)
     (1, 16, 20, 24, 16, 3, 3, (1, 1), (1, 1), (2, 2), 4, 2),    # dilation 2
     (3, 2, 5, 6, 4, 2, 3, (3, 2), (0, 1), (1, 1), 1, 2),        # batch 3, even kernel
+    (2, 64, 37, 29, 40, 3, 3, (1, 1), (1, 1), (1, 1), 1, 1),    # 3 uneven pixel tiles; 40 outputs: a partial panel
 ]
 
 
@@ -109,6 +110,25 @@ def test_samples_far_outside_and_nan_offsets():
     feeds["offset"][0, 0, 2, 3] = np.nan  # one sample of one output pixel
     (actual,) = run(dcn_model("opbridge::DeformConv2d", attrs, feeds), feeds)
     assert np.isnan(actual[0, :, 2, 3]).all() and np.isfinite(np.delete(actual.reshape(3, -1), 2 * 6 + 3, axis=1)).all()
+
+
+def test_samples_outside_are_zero_next_to_infinite_and_nan_inputs():
+    # The map's border pixels are inf and NaN. A sample wholly outside the map is 0 (torchvision
+    # never reads the map for it); a sample straddling the border reads them with their weights.
+    feeds, attrs = make_case(8, 1, 2, 5, 5, 2, 1, 1, (1, 1), (0, 0), (1, 1), 1, 1, mask=False, bias=True)
+    feeds["input"][:, :, 0, :] = np.inf
+    feeds["input"][:, 1, :, 0] = np.nan
+    offset = feeds["offset"].reshape(2, 5, 5)
+    offset[:] = 0
+    offset[0, 0, :] = -1.0   # top row: y = -1, outside by torchvision's rule (y <= -1)
+    offset[1, :, 0] = -1.5   # left column: x = -1.5, outside
+    offset[0, 4, 2] = -3.5   # y = 0.5: straddles rows 0 (inf) and 1; x = 2 gives weight 0 to column 3,
+    #                          and torchvision multiplies that 0 by inf too: NaN, as here
+    (actual,) = run(dcn_model("opbridge::DeformConv2d", attrs, feeds), feeds)
+    expected = torchvision_dcn(feeds, attrs, torch.float64)
+    assert np.isfinite(expected[0, :, 0, 1:]).all() and np.isfinite(expected[0, :, 1:, 0]).all()
+    assert np.isnan(expected[0, :, 4, 2]).all()
+    assert_close(actual, expected, "float64_reference", "deform_conv")
 
 
 def test_empty_batch_and_size_one():
