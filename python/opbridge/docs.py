@@ -19,7 +19,7 @@ _FILES = [
     ("PyTorch side and export mappings", "python/opbridge/ops/{k}.py"),
     ("C++ kernel tests", "tests/cpp/{k}_test.cc"),
     ("tests through ORT and export", "tests/python/test_{k}.py, tests/python/test_export.py"),
-    ("benchmark", "python/opbridge/bench.py (workloads {k}.*)"),
+    ("benchmark", "python/opbridge/bench.py (workloads {workloads}); kernel alone: bench/kernels_bench.cc"),
 ]
 
 
@@ -54,7 +54,7 @@ def render(op: manifest.Op) -> str:
     if op.notes:
         lines += ["## Notes", "", op.notes, ""]
     lines += ["## Where the code is", "", "| what | file |", "|---|---|"]
-    lines += [f"| {what} | `{path.format(k=op.kernel)}` |" for what, path in _FILES]
+    lines += [f"| {what} | `{path.format(k=op.kernel, workloads=', '.join(op.workloads))}` |" for what, path in _FILES]
     return "\n".join(lines) + "\n"
 
 

@@ -41,6 +41,7 @@ class Op:
     pytorch: str
     summary: str
     dtypes: tuple[str, ...]
+    workloads: tuple[str, ...]  # its benchmark workloads (bench.WORKLOADS ids)
     inputs: tuple[Tensor, ...]
     outputs: tuple[Tensor, ...]
     attributes: tuple[Attribute, ...]
@@ -85,6 +86,7 @@ def load() -> dict[str, Op]:
             pytorch=entry["pytorch"],
             summary=entry["summary"],
             dtypes=tuple(entry["dtypes"]),
+            workloads=tuple(entry["workloads"]),
             inputs=tuple(Tensor(**t) for t in entry["inputs"]),
             outputs=tuple(Tensor(**t) for t in entry["outputs"]),
             attributes=tuple(

@@ -48,6 +48,13 @@ def test_every_op_has_an_export_mapping_and_files():
             assert (repo / path).is_file(), path
 
 
+def test_every_benchmark_workload_belongs_to_one_op():
+    from opbridge import bench
+
+    listed = [w for op in manifest.load().values() for w in op.workloads]
+    assert sorted(listed) == sorted(bench.WORKLOADS)
+
+
 def test_reference_pages_are_up_to_date():
     for name, text in docs.pages().items():
         path = docs.DOCS_DIR / name
