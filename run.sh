@@ -16,7 +16,9 @@ CACHE="$ROOT/.cache"
 VENV="$ROOT/.venv"
 BUILD="$ROOT/build"
 ORT_HEADERS_VERSION="1.21.0"
-APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev)
+# qemu-user runs the C++ tests as older CPUs see them (below); libeigen3-dev is for the kernel
+# benchmarks' GEMM comparison only.
+APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev qemu-user)
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 
@@ -102,6 +104,19 @@ build() {
 run_tests() {
   build
   "$BUILD/opbridge_cpp_tests" --gtest_brief=1
+  # The kernels pick their vector code at run time (AVX-512, AVX2 or SSE4.2). On x86-64, run the
+  # C++ tests again on emulated CPUs without AVX-512 (Haswell: x86-64-v3) and without AVX
+  # (Nehalem: x86-64-v2, the oldest the library supports), so that every variant is tested
+  # whatever machine runs CI; OPBRIDGE_EXPECT_CPU_LEVEL makes the tests check that the
+  # emulated CPU got the variant meant for it.
+  # (Haswell without the features QEMU's emulator lacks, which it would warn about.)
+  local QEMU_HASWELL="Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm"
+  if [ "$(uname -m)" = x86_64 ]; then
+    log "C++ tests on an emulated Haswell (x86-64-v3: AVX2, no AVX-512)"
+    OPBRIDGE_EXPECT_CPU_LEVEL=x86-64-v3 qemu-x86_64 -cpu "$QEMU_HASWELL" "$BUILD/opbridge_cpp_tests" --gtest_brief=1
+    log "C++ tests on an emulated Nehalem (x86-64-v2: SSE4.2, no AVX)"
+    OPBRIDGE_EXPECT_CPU_LEVEL=x86-64-v2 qemu-x86_64 -cpu Nehalem "$BUILD/opbridge_cpp_tests" --gtest_brief=1
+  fi
   cd "$ROOT"
   "$VENV/bin/python" -m pytest tests/python -q -p no:cacheprovider "$@"
 }
