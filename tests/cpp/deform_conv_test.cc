@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -67,6 +68,69 @@ TEST(DeformConv, ZeroOffsetsGiveAPlainConvolution) {
             }
         EXPECT_NEAR(out[(o * 5 + y) * 6 + x], expected, 1e-4);
       }
+  }
+}
+
+// torchvision's bilinear_interpolate, in float64 (the sample position itself is float32, as in
+// the kernel and in torchvision).
+double Bilinear(const float* plane, int64_t h, int64_t w, float y, float x) {
+  if (y <= -1 || h <= y || x <= -1 || w <= x) return 0.0;
+  const int64_t y0 = static_cast<int64_t>(std::floor(y)), x0 = static_cast<int64_t>(std::floor(x));
+  const double ly = y - y0, lx = x - x0;
+  auto at = [&](int64_t yy, int64_t xx) { return yy >= 0 && yy < h && xx >= 0 && xx < w ? plane[yy * w + xx] : 0.0; };
+  return (1 - ly) * (1 - lx) * at(y0, x0) + (1 - ly) * lx * at(y0, x0 + 1) + ly * (1 - lx) * at(y0 + 1, x0) +
+         ly * lx * at(y0 + 1, x0 + 1);
+}
+
+// Deformable convolution written from the spec (compat_ops.md and torchvision), float64 sums.
+std::vector<double> ReferenceDcn(const Problem& pr, bool with_mask) {
+  const DeformConvParams& p = pr.params;
+  const int64_t cg = pr.c / p.groups, og = pr.c_out / p.groups, cd = pr.c / p.deform_groups;
+  const int64_t taps = pr.kh * pr.kw, pixels = pr.out_h * pr.out_w;
+  std::vector<double> out(pr.n * pr.c_out * pixels);
+  for (int64_t n = 0; n < pr.n; ++n)
+    for (int64_t o = 0; o < pr.c_out; ++o)
+      for (int64_t oy = 0; oy < pr.out_h; ++oy)
+        for (int64_t ox = 0; ox < pr.out_w; ++ox) {
+          const int64_t g = o / og, pix = oy * pr.out_w + ox;
+          double sum = pr.bias[o];
+          for (int64_t cl = 0; cl < cg; ++cl) {
+            const int64_t c = g * cg + cl, dg = c / cd;
+            for (int64_t k = 0; k < taps; ++k) {
+              const int64_t i = k / pr.kw, j = k % pr.kw;
+              const float* off = pr.offset.data() + ((n * p.deform_groups + dg) * 2 * taps + 2 * k) * pixels;
+              const float y = static_cast<float>(oy * p.stride_h - p.pad_h + i * p.dilation_h) + off[pix];
+              const float x = static_cast<float>(ox * p.stride_w - p.pad_w + j * p.dilation_w) + off[pixels + pix];
+              double v = Bilinear(pr.input.data() + (n * pr.c + c) * pr.h * pr.w, pr.h, pr.w, y, x);
+              if (with_mask) v *= pr.mask[((n * p.deform_groups + dg) * taps + k) * pixels + pix];
+              sum += v * pr.weight[(o * cg + cl) * taps + k];
+            }
+          }
+          out[(n * pr.c_out + o) * pixels + pix] = sum;
+        }
+  return out;
+}
+
+// Random offsets (many samples outside the map), groups and deform groups together, non-square
+// stride, padding and dilation, channel counts that are and are not vector widths.
+TEST(DeformConv, MatchesAFloat64ReferenceWrittenFromTheSpec) {
+  struct Config {
+    int64_t n, c, h, w, c_out, k, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups, dgroups;
+  };
+  for (const Config& f : {Config{2, 6, 9, 11, 4, 3, 2, 1, 1, 2, 1, 2, 2, 3}, Config{1, 40, 13, 7, 35, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+                          Config{1, 3, 6, 6, 8, 5, 1, 1, 2, 2, 1, 1, 1, 1}, Config{1, 32, 5, 9, 16, 1, 1, 1, 0, 0, 1, 1, 2, 4}}) {
+    DeformConvParams p;
+    p.stride_h = f.stride_h, p.stride_w = f.stride_w, p.pad_h = f.pad_h, p.pad_w = f.pad_w;
+    p.dilation_h = f.dil_h, p.dilation_w = f.dil_w, p.groups = f.groups, p.deform_groups = f.dgroups;
+    Problem pr = MakeProblem(f.n, f.c, f.h, f.w, f.c_out, f.k, p, 3);
+    for (float& o : pr.offset) o *= 2.5f;
+    for (bool mask : {false, true}) {
+      const auto out = RunDcn(pr, mask, SerialTaskRunner());
+      const auto expected = ReferenceDcn(pr, mask);
+      for (size_t i = 0; i < out.size(); ++i) {
+        ASSERT_NEAR(out[i], expected[i], 1e-4 * (1 + std::abs(expected[i]))) << "config c=" << f.c << " at " << i;
+      }
+    }
   }
 }
 
