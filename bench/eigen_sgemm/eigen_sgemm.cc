@@ -3,6 +3,8 @@
 // 210 at v4 on the development machine).
 #include "eigen_sgemm/eigen_sgemm.h"
 
+#include "kernels/cpu/cpu_level.h"
+
 namespace opbridge::bench {
 namespace detail {
 void SgemmX86_64_v2(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, bool, float*, int64_t);
@@ -21,14 +23,9 @@ struct Choice {
 };
 
 Choice Choose() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
-    return {detail::SgemmX86_64_v4, "Eigen 3.4, x86-64-v4 (AVX-512)"};
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return {detail::SgemmX86_64_v3, "Eigen 3.4, x86-64-v3 (AVX2, FMA)"};
-  }
+  const int level = cpu::X86_64Level();
+  if (level >= 4) return {detail::SgemmX86_64_v4, "Eigen 3.4, x86-64-v4 (AVX-512)"};
+  if (level >= 3) return {detail::SgemmX86_64_v3, "Eigen 3.4, x86-64-v3 (AVX2, FMA)"};
   return {detail::SgemmX86_64_v2, "Eigen 3.4, x86-64-v2 (SSE4.2)"};
 }
 
