@@ -21,8 +21,9 @@ const char* TypeName(ONNXTensorElementDataType t) {
 void PrintTensors(const std::vector<opbridge::ort::TensorSpec>& specs) {
   std::printf("[");
   for (size_t i = 0; i < specs.size(); ++i) {
-    std::printf("%s{\"name\": \"%s\", \"dtype\": \"%s\", \"optional\": %s}", i ? ", " : "",
-                specs[i].name, TypeName(specs[i].type), specs[i].optional ? "true" : "false");
+    std::printf("%s{\"name\": \"%s\", \"dtype\": \"%s\", \"optional\": %s, \"variadic\": %s}", i ? ", " : "",
+                specs[i].name, TypeName(specs[i].type), specs[i].optional ? "true" : "false",
+                specs[i].variadic ? "true" : "false");
   }
   std::printf("]");
 }
@@ -59,6 +60,15 @@ int main() {
           for (size_t v = 0; v < a.ints_default.size(); ++v) {
             std::printf("%s%lld", v ? ", " : "", static_cast<long long>(a.ints_default[v]));
           }
+          std::printf("]");
+        }
+      } else if (a.kind == AttrKind::kFloats) {
+        std::printf("\"type\": \"floats\", \"default\": ");
+        if (a.required) {
+          std::printf("null");
+        } else {
+          std::printf("[");
+          for (size_t v = 0; v < a.floats_default.size(); ++v) std::printf("%s%.9g", v ? ", " : "", a.floats_default[v]);
           std::printf("]");
         }
       } else {

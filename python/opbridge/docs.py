@@ -19,8 +19,26 @@ _FILES = [
     ("PyTorch side and export mappings", "python/opbridge/ops/{k}.py"),
     ("C++ kernel tests", "tests/cpp/{k}_test.cc"),
     ("tests through ORT and export", "tests/python/test_{k}.py, tests/python/test_export.py"),
-    ("benchmark", "python/opbridge/bench.py (workloads {workloads}); kernel alone: bench/kernels_bench.cc"),
+    ("benchmark", "python/opbridge/bench/{k}.py (workloads {workloads}); kernel alone: bench/kernels_bench.cc"),
 ]
+
+
+def _tables(signature: manifest.Signature, heading: str) -> list[str]:
+    lines = [f"{heading} Inputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
+    for t in signature.inputs:
+        flags = " (optional)" if t.optional else " (one or more)" if t.variadic else ""
+        lines.append(f"| `{t.name}`{flags} | `{t.shape}` | {t.dtype} | {t.doc} |")
+    lines += ["", f"{heading} Outputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
+    lines += [f"| `{t.name}` | `{t.shape}` | {t.dtype} | {t.doc} |" for t in signature.outputs]
+    lines += ["", f"{heading} Attributes", ""]
+    if not signature.attributes:
+        return lines + ["None.", ""]
+    lines += ["| name | type | default | allowed | description |", "|---|---|---|---|---|"]
+    for a in signature.attributes:
+        default = "required" if a.required else f"`{a.default!r}`" if a.type == "string" else f"`{a.default}`"
+        allowed = ", ".join(f"`{v}`" for v in a.allowed) or "see description"
+        lines.append(f"| `{a.name}` | {a.type} | {default} | {allowed} | {a.doc} |")
+    return lines + [""]
 
 
 def render(op: manifest.Op) -> str:
@@ -28,28 +46,28 @@ def render(op: manifest.Op) -> str:
     lines += [op.summary, ""]
     lines += ["| ONNX identity (domain::op_type) | opset | since |", "|---|---|---|"]
     lines += [f"| `{identity}` | {op.opset} | opbridge {op.since} |" for identity in op.identities]
-    if op.input_order:
-        lines += ["", "The identities differ in their inputs (the same kernel runs them all):", ""]
-        for identity in op.identities:
-            optional = op.optional_inputs_of(identity)
-            names = [f"`{t.name}`" + (" (optional)" if t.name in optional else "") for t in op.inputs_of(identity)]
-            extra = op.extra_attributes.get(identity, [])
-            tail = f"; also accepts and ignores attributes {', '.join(f'`{e}`' for e in extra)}" if extra else ""
-            lines.append(f"- `{identity}`: {', '.join(names)}{tail}")
-        lines += ["", f"Data types: {', '.join(op.dtypes)}.", ""]
-    else:
+    if op.uniform:
         lines += ["", f"All identities run the same kernel with the same attributes. Data types: {', '.join(op.dtypes)}.", ""]
-    lines += [f"**PyTorch:** {op.pytorch}", ""]
-    lines += ["## Inputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
-    lines += [f"| `{t.name}` | `{t.shape}` | {t.dtype} | {t.doc} |" for t in op.inputs]
-    lines += ["", "## Outputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
-    lines += [f"| `{t.name}` | `{t.shape}` | {t.dtype} | {t.doc} |" for t in op.outputs]
-    lines += ["", "## Attributes", "", "| name | type | default | allowed | description |", "|---|---|---|---|---|"]
-    for a in op.attributes:
-        default = "required" if a.required else f"`{a.default!r}`" if a.type == "string" else f"`{a.default}`"
-        allowed = ", ".join(f"`{v}`" for v in a.allowed) or "see description"
-        lines.append(f"| `{a.name}` | {a.type} | {default} | {allowed} | {a.doc} |")
-    lines += ["", "A missing optional attribute takes its default. A bad value is rejected when the session is",
+        lines += [f"**PyTorch:** {op.pytorch}", ""]
+        lines += _tables(op.signature(), "##")
+    else:
+        lines += ["", "The identities run the same kernel; their inputs, outputs or attributes differ, as listed per",
+                  f"identity below. Data types: {', '.join(op.dtypes)}.", ""]
+        lines += [f"**PyTorch:** {op.pytorch}", ""]
+        # Identities with the same signature share one section, in manifest order.
+        groups: list[tuple[manifest.Signature, list[str]]] = []
+        for identity in op.identities:
+            signature = op.signature(identity)
+            for known, members in groups:
+                if known == signature:
+                    members.append(identity)
+                    break
+            else:
+                groups.append((signature, [identity]))
+        for signature, members in groups:
+            lines += [f"## {', '.join(f'`{m}`' for m in members)}", ""]
+            lines += _tables(signature, "###")
+    lines += ["A missing optional attribute takes its default. A bad value is rejected when the session is",
               "created, and a bad input when the model runs, with an error naming the op, the value and the rule.", ""]
     if op.notes:
         lines += ["## Notes", "", op.notes, ""]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import sys
 import warnings
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def export(
             those projects export (for tools that expect their ONNX files).
         standard_ops: ops (kernel stems, e.g. ("deform_conv",)) to export as PyTorch's exporter
             does by default, to standard ONNX ops, for runtimes that have them: "deform_conv" gives
-            ONNX DeformConv (opset 19). Dynamo exporter only.
+            ONNX DeformConv (opset 19), "nms" ONNX NonMaxSuppression. Dynamo exporter only.
     """
     if exporter not in EXPORTERS:
         raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
@@ -70,10 +71,11 @@ def export(
         unknown = set(dynamic_axes) - set(input_names)
         if unknown:
             raise ValueError(f"dynamic_axes names {sorted(unknown)} are not forward() parameters {input_names}")
-    if exporter == "dynamo":
-        proto = _export_dynamo(model, args, input_names, dynamic_axes, output_names, standard_ops)
-    else:
-        proto = _export_legacy(model, args, input_names, dynamic_axes, output_names)
+    with _patched_functions():
+        if exporter == "dynamo":
+            proto = _export_dynamo(model, args, input_names, dynamic_axes, output_names, standard_ops)
+        else:
+            proto = _export_legacy(model, args, input_names, dynamic_axes, output_names)
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
@@ -89,19 +91,21 @@ def custom_nodes(model: onnx.ModelProto) -> list[str]:
 def rename_domain(model: onnx.ModelProto, domain: str) -> None:
     """Rewrites opbridge nodes to the identities `domain` ("mmcv" or "mmdeploy") uses for them.
 
-    The attributes are the same under every identity, so only domain and op_type change.
+    A node is renamed to the op's identity in `domain` that has the same inputs, outputs and
+    attributes, so only domain and op_type change; a node without one is an error.
     """
-    by_identity = {op.own_identity: op for op in manifest.load().values()}
     for node in model.graph.node:
         if node.domain != DOMAIN:
             continue
-        op = by_identity[f"{node.domain}::{node.op_type}"]
-        if op.input_order:
-            raise ValueError(f"{op.own_identity} has no one-to-one {domain} identity (their inputs differ); "
-                             "export it with compat=None")
-        target = op.identity_in(domain)
+        identity = f"{node.domain}::{node.op_type}"
+        op = manifest.find(identity)
+        target = op.identity_in(domain, like=identity)
         if target is None:
-            raise ValueError(f"{op.own_identity} has no {domain} identity (it has: {', '.join(op.identities)})")
+            others = [i for i in op.identities if i.startswith(domain + "::")]
+            raise ValueError(
+                f"{identity} has no {domain} identity with the same inputs, outputs and attributes"
+                + (f" ({domain} has {', '.join(others)}, which differ)" if others else f" ({domain} has none)")
+                + "; export it with compat=None")
         node.domain, node.op_type = target.split("::")
     imports = [o for o in model.opset_import if o.domain not in (DOMAIN, domain)]
     del model.opset_import[:]
@@ -116,11 +120,34 @@ def _input_names(model: torch.nn.Module, count: int) -> list[str]:
     return names[:count]
 
 
+@contextlib.contextmanager
+def _patched_functions():
+    """Replaces, for the duration of the block, every reference to a patched function that a
+    loaded module holds (torchvision.ops.boxes.batched_nms, and the same function imported into
+    torchvision.ops or a user's module), and puts the originals back afterwards."""
+    patches = [p for mapping in EXPORT_MAPPINGS for p in mapping.patches]
+    replaced = []
+    try:
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for name, value in list(namespace.items()):
+                for patch in patches:
+                    if value is patch.original:
+                        namespace[name] = patch.replacement
+                        replaced.append((namespace, name, value))
+        yield
+    finally:
+        for namespace, name, value in replaced:
+            namespace[name] = value
+
+
 def _export_dynamo(model, args, input_names, dynamic_axes, output_names, standard_ops=()) -> onnx.ModelProto:
     table = {}
     for mapping in EXPORT_MAPPINGS:
-        if mapping.kernel not in standard_ops:
-            table.update(mapping.dynamo)
+        # A standard kernel's ops keep torch's own translations, except those in `standard`.
+        table.update(mapping.standard if mapping.kernel in standard_ops else mapping.dynamo)
     dynamic_shapes = None
     if dynamic_axes:
         dynamic_shapes = {name: dynamic_axes.get(name) for name in input_names}

@@ -1,4 +1,10 @@
-"""The op manifest (ops.toml): every op, its ONNX identities, inputs, outputs and attributes."""
+"""The op manifest (ops.toml): every op, its ONNX identities, inputs, outputs and attributes.
+
+An op is one kernel (one stem: src/kernels/cpu/<kernel>.cc, ...). Its identities usually share
+one signature (inputs, outputs, attributes); where a peer's identity differs (other inputs, other
+layout, extra attributes its exporter writes) the manifest gives that identity a signature of its
+own under ``[ops.<kernel>.signatures."<domain>::<OpType>"]``.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ MANIFEST_PATH = Path(__file__).with_name("ops.toml")
 @dataclasses.dataclass(frozen=True)
 class Attribute:
     name: str
-    type: str  # "int", "float" or "string"
+    type: str  # "int", "float", "string", "ints" or "floats"
     default: object  # None: required
     allowed: tuple
     doc: str
@@ -29,6 +35,15 @@ class Tensor:
     shape: str
     dtype: str
     doc: str
+    optional: bool = False
+    variadic: bool = False  # the last input only: one or more tensors
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
+    attributes: tuple[Attribute, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,33 +57,55 @@ class Op:
     summary: str
     dtypes: tuple[str, ...]
     workloads: tuple[str, ...]  # its benchmark workloads (bench.WORKLOADS ids)
-    inputs: tuple[Tensor, ...]
-    outputs: tuple[Tensor, ...]
-    attributes: tuple[Attribute, ...]
     notes: str
-    # Per identity, when identities differ: the order of their inputs, which are optional, and
-    # attributes written by a peer's exporter that the op accepts and ignores.
-    input_order: dict = dataclasses.field(default_factory=dict)
-    optional_inputs: dict = dataclasses.field(default_factory=dict)
-    extra_attributes: dict = dataclasses.field(default_factory=dict)
-
-    def inputs_of(self, identity: str) -> list[Tensor]:
-        by_name = {t.name: t for t in self.inputs}
-        return [by_name[n] for n in self.input_order.get(identity, [t.name for t in self.inputs])]
-
-    def optional_inputs_of(self, identity: str) -> set[str]:
-        return set(self.optional_inputs.get(identity, []))
+    signatures: dict  # identity -> Signature, for every identity
 
     @property
     def own_identity(self) -> str:
         """opbridge's own identity, e.g. "opbridge::RoiAlign"."""
         return self.identities[0]
 
-    def identity_in(self, domain: str) -> str | None:
-        for identity in self.identities:
-            if identity.split("::")[0] == domain:
-                return identity
-        return None
+    def signature(self, identity: str | None = None) -> Signature:
+        return self.signatures[identity or self.own_identity]
+
+    # The first identity's signature, for ops whose identities all share it.
+    @property
+    def inputs(self) -> tuple[Tensor, ...]:
+        return self.signature().inputs
+
+    @property
+    def outputs(self) -> tuple[Tensor, ...]:
+        return self.signature().outputs
+
+    @property
+    def attributes(self) -> tuple[Attribute, ...]:
+        return self.signature().attributes
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every identity has the same signature."""
+        return all(s == self.signature() for s in self.signatures.values())
+
+    def identity_in(self, domain: str, like: str | None = None) -> str | None:
+        """The identity in `domain` with the same signature as `like` (default: the own identity)."""
+        wanted = self.signature(like)
+        matches = [i for i in self.identities if i.split("::")[0] == domain and self.signatures[i] == wanted]
+        return matches[0] if len(matches) == 1 else None
+
+
+def _tensor(item, known: dict[str, Tensor]) -> Tensor:
+    """A tensor entry: a full table, a name of one of the op's tensors, or a name plus overrides."""
+    if isinstance(item, str):
+        return known[item]
+    if set(item) <= {"name", "optional", "variadic"} and item["name"] in known:
+        return dataclasses.replace(known[item["name"]], **{k: v for k, v in item.items() if k != "name"})
+    return Tensor(**item)
+
+
+def _attribute(item, known: dict[str, Attribute]) -> Attribute:
+    if isinstance(item, str):
+        return known[item]
+    return Attribute(item["name"], item["type"], item.get("default"), tuple(item.get("allowed", ())), item["doc"])
 
 
 @functools.cache
@@ -77,6 +114,25 @@ def load() -> dict[str, Op]:
     raw = tomllib.loads(MANIFEST_PATH.read_text())
     ops = {}
     for kernel, entry in raw["ops"].items():
+        inputs = tuple(_tensor(t, {}) for t in entry["inputs"])
+        outputs = tuple(_tensor(t, {}) for t in entry["outputs"])
+        attributes = tuple(_attribute(a, {}) for a in entry["attributes"])
+        base = Signature(inputs, outputs, attributes)
+        known_tensors = {t.name: t for t in inputs + outputs}
+        known_attrs = {a.name: a for a in attributes}
+        signatures = {}
+        overrides = entry.get("signatures", {})
+        unknown = set(overrides) - set(entry["identities"])
+        if unknown:
+            raise ValueError(f"ops.toml [{kernel}]: signatures for identities it does not list: {sorted(unknown)}")
+        for identity in entry["identities"]:
+            own = overrides.get(identity, {})
+            signatures[identity] = Signature(
+                tuple(_tensor(t, known_tensors) for t in own["inputs"]) if "inputs" in own else base.inputs,
+                tuple(_tensor(t, known_tensors) for t in own["outputs"]) if "outputs" in own else base.outputs,
+                tuple(_attribute(a, known_attrs) for a in own["attributes"]) if "attributes" in own
+                else base.attributes,
+            )
         ops[kernel] = Op(
             kernel=kernel,
             title=entry["title"],
@@ -87,16 +143,8 @@ def load() -> dict[str, Op]:
             summary=entry["summary"],
             dtypes=tuple(entry["dtypes"]),
             workloads=tuple(entry["workloads"]),
-            inputs=tuple(Tensor(**t) for t in entry["inputs"]),
-            outputs=tuple(Tensor(**t) for t in entry["outputs"]),
-            attributes=tuple(
-                Attribute(a["name"], a["type"], a.get("default"), tuple(a.get("allowed", ())), a["doc"])
-                for a in entry["attributes"]
-            ),
             notes=entry.get("notes", "").strip(),
-            input_order=entry.get("input_order", {}),
-            optional_inputs=entry.get("optional_inputs", {}),
-            extra_attributes=entry.get("extra_attributes", {}),
+            signatures=signatures,
         )
     return ops
 
@@ -109,3 +157,11 @@ def identities() -> list[tuple[str, str, Op]]:
             domain, name = identity.split("::")
             result.append((domain, name, op))
     return result
+
+
+def find(identity: str) -> Op:
+    """The op that registers `identity` ("domain::OpType")."""
+    for op in load().values():
+        if identity in op.identities:
+            return op
+    raise KeyError(f"no op registers {identity}")

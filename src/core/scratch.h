@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 
 namespace opbridge {
@@ -36,6 +37,32 @@ class ScratchBlock {
  private:
   ScratchAllocator& allocator_;
   void* data_;
+};
+
+// Carves typed arrays out of one scratch block, each starting on a 64-byte boundary (relative
+// to the block). Size the block as the sum of ArenaBytes<T>(count) of the arrays taken.
+template <class T>
+size_t ArenaBytes(int64_t count) {
+  return (static_cast<size_t>(count) * sizeof(T) + 63) & ~size_t{63};
+}
+
+class Arena {
+ public:
+  Arena(void* data, size_t bytes) : data_(static_cast<char*>(data)), bytes_(bytes) {}
+  // An array of `count` T; nullptr when the block is too small (a sizing mistake of the caller).
+  template <class T>
+  T* Take(int64_t count) {
+    const size_t size = ArenaBytes<T>(count);
+    if (size > bytes_ - used_) return nullptr;
+    T* result = reinterpret_cast<T*>(data_ + used_);
+    used_ += size;
+    return result;
+  }
+
+ private:
+  char* data_;
+  size_t bytes_;
+  size_t used_ = 0;
 };
 
 }  // namespace opbridge

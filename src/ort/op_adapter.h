@@ -47,7 +47,8 @@ class CustomOp : public OrtCustomOp {
     GetOutputTypeCount = [](const OrtCustomOp*) { return Glue::Schema().outputs.size(); };
     GetOutputType = [](const OrtCustomOp*, size_t i) { return Glue::Schema().outputs[i].type; };
     GetInputCharacteristic = [](const OrtCustomOp*, size_t i) {
-      return Glue::Schema().inputs[i].optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+      const TensorSpec& spec = Glue::Schema().inputs[i];
+      return spec.variadic ? INPUT_OUTPUT_VARIADIC : spec.optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
     };
     GetOutputCharacteristic = [](const OrtCustomOp*, size_t i) {
       return Glue::Schema().outputs[i].optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;

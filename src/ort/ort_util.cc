@@ -36,6 +36,7 @@ const char* KindName(AttrKind kind) {
     case AttrKind::kFloat: return "a float";
     case AttrKind::kString: return "a string";
     case AttrKind::kInts: return "a list of ints";
+    case AttrKind::kFloats: return "a list of floats";
   }
   return "?";
 }
@@ -156,6 +157,34 @@ Status AttrReader::Ints(const char* name, std::vector<int64_t>* value) const {
   if (spec->required) return Status::Error("required attribute '", name, "' (a list of ints) is missing");
   *value = spec->ints_default;
   return Status::Ok();
+}
+
+Status AttrReader::Floats(const char* name, std::vector<float>* value) const {
+  const AttrSpec* spec = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Find(name, AttrKind::kFloats, &spec));
+  size_t size = 0;
+  if (Succeeds(api_, api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size))) {
+    value->assign(size, 0.0f);
+    if (size > 0) {
+      OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
+          api_, api_.KernelInfoGetAttributeArray_float(info_, name, value->data(), &size)));
+    }
+    return Status::Ok();
+  }
+  float single = 0.0f;
+  if (Succeeds(api_, api_.KernelInfoGetAttribute_float(info_, name, &single))) {
+    *value = {single};
+    return Status::Ok();
+  }
+  const std::string other = DescribeOtherKind(name);
+  if (!other.empty()) return Status::Error("attribute '", name, "' must be a list of floats, got ", other);
+  if (spec->required) return Status::Error("required attribute '", name, "' (a list of floats) is missing");
+  *value = spec->floats_default;
+  return Status::Ok();
+}
+
+Status InputCount(const OrtApi& api, OrtKernelContext* ctx, size_t* count) {
+  return FromOrtStatus(api, api.KernelContext_GetInputCount(ctx, count));
 }
 
 Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTensor* tensor) {

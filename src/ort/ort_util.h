@@ -20,7 +20,7 @@ namespace opbridge::ort {
 // Converts an ORT status to ours (and releases it). nullptr means success.
 Status FromOrtStatus(const OrtApi& api, OrtStatus* status);
 
-enum class AttrKind { kInt, kFloat, kString, kInts };
+enum class AttrKind { kInt, kFloat, kString, kInts, kFloats };
 
 // One node attribute an op reads. Attributes with required = false take the default when the
 // node does not carry them.
@@ -32,20 +32,24 @@ struct AttrSpec {
   float float_default;
   const char* string_default;
   std::vector<int64_t> ints_default;
+  std::vector<float> floats_default;
 };
 
-inline AttrSpec IntAttr(const char* name, int64_t def) { return {name, AttrKind::kInt, false, def, 0.f, "", {}}; }
-inline AttrSpec RequiredIntAttr(const char* name) { return {name, AttrKind::kInt, true, 0, 0.f, "", {}}; }
-inline AttrSpec FloatAttr(const char* name, float def) { return {name, AttrKind::kFloat, false, 0, def, "", {}}; }
-inline AttrSpec StringAttr(const char* name, const char* def) { return {name, AttrKind::kString, false, 0, 0.f, def, {}}; }
+inline AttrSpec IntAttr(const char* name, int64_t def) { return {name, AttrKind::kInt, false, def, 0.f, "", {}, {}}; }
+inline AttrSpec RequiredIntAttr(const char* name) { return {name, AttrKind::kInt, true, 0, 0.f, "", {}, {}}; }
+inline AttrSpec FloatAttr(const char* name, float def) { return {name, AttrKind::kFloat, false, 0, def, "", {}, {}}; }
+inline AttrSpec RequiredFloatAttr(const char* name) { return {name, AttrKind::kFloat, true, 0, 0.f, "", {}, {}}; }
+inline AttrSpec StringAttr(const char* name, const char* def) { return {name, AttrKind::kString, false, 0, 0.f, def, {}, {}}; }
 inline AttrSpec IntsAttr(const char* name, std::vector<int64_t> def) {
-  return {name, AttrKind::kInts, false, 0, 0.f, "", std::move(def)};
+  return {name, AttrKind::kInts, false, 0, 0.f, "", std::move(def), {}};
 }
+inline AttrSpec RequiredFloatsAttr(const char* name) { return {name, AttrKind::kFloats, true, 0, 0.f, "", {}, {}}; }
 
 struct TensorSpec {
   const char* name;
   ONNXTensorElementDataType type;
   bool optional;
+  bool variadic = false;  // the last input only: one or more tensors of this type
 };
 
 // Everything ORT needs to know about an op's node besides its identity.
@@ -66,6 +70,8 @@ class AttrReader {
   Status String(const char* name, std::string* value) const;
   // A list of ints; a single int attribute is read as a list of one.
   Status Ints(const char* name, std::vector<int64_t>* value) const;
+  // A list of floats; a single float attribute is read as a list of one.
+  Status Floats(const char* name, std::vector<float>* value) const;
 
  private:
   Status Find(const char* name, AttrKind kind, const AttrSpec** spec) const;
@@ -87,6 +93,8 @@ struct InputTensor {
 };
 
 Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTensor* tensor);
+// The number of inputs the node has (with variadic inputs, more than the schema lists).
+Status InputCount(const OrtApi& api, OrtKernelContext* ctx, size_t* count);
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
                       void** data);
 

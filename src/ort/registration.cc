@@ -6,6 +6,7 @@
 #include "ort/op_adapter.h"
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
+#include "ort/ops/nms.h"
 #include "ort/ops/roi_align.h"
 #include "ort/ops/soft_nms.h"
 
@@ -35,6 +36,10 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<DeformConvOp>("mmdeploy", "MMCVDeformConv2d", "deform_conv"),
       Op<ModulatedDeformConvOp>("mmcv", "MMCVModulatedDeformConv2d", "deform_conv"),
       Op<ModulatedDeformConvOp>("mmdeploy", "MMCVModulatedDeformConv2d", "deform_conv"),
+      Op<NmsOp>("opbridge", "Nms", "nms"),
+      Op<BatchedNmsOp>("opbridge", "BatchedNms", "nms"),
+      Op<MulticlassNmsOp>("opbridge", "MulticlassNms", "nms"),
+      Op<NmsOp>("mmcv", "NonMaxSuppression", "nms"),
   };
   return *ops;
 }

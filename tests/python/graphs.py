@@ -9,6 +9,8 @@ from onnx import TensorProto, helper
 import opbridge
 
 ELEM = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int64"): TensorProto.INT64}
+ONNX_TYPES = {"float32": TensorProto.FLOAT, "int64": TensorProto.INT64, "int32": TensorProto.INT32,
+              "float64": TensorProto.DOUBLE}
 
 
 def one_node_model(
@@ -19,15 +21,19 @@ def one_node_model(
     input_shapes: dict | None = None,
     default_opset: int = 17,
     ir_version: int = 8,
+    input_types: dict | None = None,
 ) -> onnx.ModelProto:
-    """A model with a single node `identity` ("domain::OpType"). Graph inputs are float32 with
-    the shapes given in input_shapes (None: unknown rank); outputs are left untyped for ORT to infer."""
+    """A model with a single node `identity` ("domain::OpType"). Graph inputs have the shapes given
+    in input_shapes (None: unknown rank) and are float32 unless input_types names another dtype
+    ("int64", ...); "" in `inputs` leaves an optional input out. Outputs are left untyped for ORT
+    to infer."""
     domain, op_type = identity.split("::")
     node = helper.make_node(op_type, inputs, outputs, domain=domain, **attrs)
     input_shapes = input_shapes or {}
     graph = helper.make_graph(
         [node], "one_node",
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, input_shapes.get(n)) for n in inputs],
+        [helper.make_tensor_value_info(n, ONNX_TYPES[(input_types or {}).get(n, "float32")], input_shapes.get(n))
+         for n in inputs if n],
         [helper.make_value_info(n, onnx.TypeProto()) for n in outputs],
     )
     return helper.make_model(

@@ -218,5 +218,5 @@ def test_deform_conv2d_as_standard_onnx_deform_conv():
 
 
 def test_deform_conv_has_no_one_to_one_compat_identity():
-    with pytest.raises(ValueError, match="opbridge::DeformConv2d has no one-to-one mmcv identity"):
+    with pytest.raises(ValueError, match="opbridge::DeformConv2d has no mmcv identity with the same inputs"):
         opbridge.export(DeformConv(True), (torch.randn(1, 4, 9, 9),), compat="mmcv")

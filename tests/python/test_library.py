@@ -41,13 +41,20 @@ def test_does_not_link_onnxruntime():
     assert needed and not any("onnxruntime" in lib for lib in needed), needed
 
 
+# A value for every required attribute, by type (the op's own checks may still refuse it: only
+# whether ORT finds the op and its inputs is tested here).
+SAMPLE_ATTRIBUTE = {"int": 2, "float": 0.5, "string": "avg", "ints": [1, 1], "floats": [0.25]}
+
+
 @pytest.mark.parametrize("domain,name,op", manifest.identities(), ids=lambda v: str(v) if isinstance(v, str) else "")
 def test_every_manifest_identity_is_registered(domain, name, op):
     """A one-node model per identity, with the manifest's inputs and outputs, loads in ORT."""
     identity = f"{domain}::{name}"
-    inputs = [t.name for t in op.inputs_of(identity)]
-    model = one_node_model(identity, {"output_height": 2, "output_width": 2} if op.kernel == "roi_align" else {},
-                           inputs, [t.name for t in op.outputs])
+    signature = op.signature(identity)
+    inputs = [t.name for t in signature.inputs]
+    attrs = {a.name: SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes if a.required}
+    model = one_node_model(identity, attrs, inputs, [t.name for t in signature.outputs],
+                           input_types={t.name: t.dtype for t in signature.inputs})
     session = opbridge.create_session(model)
     assert [i.name for i in session.get_inputs()] == inputs
 

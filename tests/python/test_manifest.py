@@ -22,19 +22,19 @@ def test_registration_table_equals_manifest():
     expected = {f"{d}::{n}": op for d, n, op in manifest.identities()}
     assert sorted(table) == sorted(expected)
     for identity, op in expected.items():
-        entry = table[identity]
+        entry, signature = table[identity], op.signature(identity)
         assert entry["kernel"] == op.kernel, identity
-        optional = op.optional_inputs_of(identity)
-        assert [(t["name"], t["dtype"], t["optional"]) for t in entry["inputs"]] == \
-            [(t.name, t.dtype, t.name in optional) for t in op.inputs_of(identity)], identity
-        assert [(t["name"], t["dtype"]) for t in entry["outputs"]] == [(t.name, t.dtype) for t in op.outputs], identity
-        extra = op.extra_attributes.get(identity, [])
-        assert [(a["name"], a["type"], a["required"]) for a in entry["attributes"]][:len(op.attributes)] == \
-            [(a.name, a.type, a.required) for a in op.attributes], identity
-        assert [a["name"] for a in entry["attributes"]][len(op.attributes):] == extra, identity
-        for a, registered in zip(op.attributes, entry["attributes"]):
-            if a.type == "float" and not a.required:
-                assert abs(registered["default"] - a.default) <= 1e-7 * max(1.0, abs(a.default)), (identity, a.name)
+        assert [(t["name"], t["dtype"], t["optional"], t["variadic"]) for t in entry["inputs"]] == \
+            [(t.name, t.dtype, t.optional, t.variadic) for t in signature.inputs], identity
+        assert [(t["name"], t["dtype"]) for t in entry["outputs"]] == [(t.name, t.dtype) for t in signature.outputs], identity
+        assert [(a["name"], a["type"], a["required"]) for a in entry["attributes"]] == \
+            [(a.name, a.type, a.required) for a in signature.attributes], identity
+        for a, registered in zip(signature.attributes, entry["attributes"]):
+            if a.type in ("float", "floats") and not a.required:
+                expected_values = a.default if a.type == "floats" else [a.default]
+                got = registered["default"] if a.type == "floats" else [registered["default"]]
+                assert len(got) == len(expected_values) and all(
+                    abs(g - e) <= 1e-7 * max(1.0, abs(e)) for g, e in zip(got, expected_values)), (identity, a.name)
             else:
                 assert registered["default"] == a.default, (identity, a.name)
 
@@ -52,7 +52,7 @@ def test_every_benchmark_workload_belongs_to_one_op():
     from opbridge import bench
 
     listed = [w for op in manifest.load().values() for w in op.workloads]
-    assert sorted(listed) == sorted(bench.WORKLOADS)
+    assert sorted(listed) == sorted(bench.OP_WORKLOADS)
 
 
 def test_reference_pages_are_up_to_date():

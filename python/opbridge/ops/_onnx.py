@@ -21,13 +21,27 @@ WRAPPERS = onnxscript.values.Opset("opbridge.export", 1)
 
 
 @dataclasses.dataclass(frozen=True)
+class FunctionPatch:
+    """A Python function that cannot be exported as it is (it branches on data-dependent sizes,
+    say) and the export-friendly function that stands in for it during opbridge.export. The
+    replacement must compute the same results."""
+
+    original: Callable
+    replacement: Callable
+
+
+@dataclasses.dataclass(frozen=True)
 class ExportMapping:
-    """How one op reaches ONNX: translations for the dynamo exporter (keyed by torch op overload)
-    and symbolics for the legacy exporter (keyed by "namespace::op" name)."""
+    """How one op reaches ONNX: translations for the dynamo exporter (keyed by torch op overload),
+    symbolics for the legacy exporter (keyed by "namespace::op" name), dynamo translations to
+    standard ONNX ops for export with standard_ops (replacing entries of `dynamo`; ops absent
+    here keep torch's own translation), and Python functions patched during export."""
 
     kernel: str
     dynamo: dict = dataclasses.field(default_factory=dict)
     legacy: dict[str, Callable] = dataclasses.field(default_factory=dict)
+    standard: dict = dataclasses.field(default_factory=dict)
+    patches: tuple[FunctionPatch, ...] = ()
 
 
 def symbolic_helper():

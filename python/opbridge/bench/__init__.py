@@ -1,0 +1,44 @@
+"""Benchmarks of opbridge's ops against ONNX Runtime's built-in ops and PyTorch eager.
+
+    python -m opbridge bench [workload ids or prefixes] --runs 10 --threads 1 2
+    python -m opbridge.bench roi_align --runs 3 --threads 1 --no-memory
+
+The workloads are the ones in /work/shared/spec/workloads.md. Each op's workloads live with the
+op, in opbridge/bench/<kernel>.py (a dict WORKLOADS of id -> function(threads) returning the
+cases to compare); whole-model workloads are in opbridge/bench/models.py. The harness
+(opbridge/bench/harness.py) is shared. Method:
+
+* inputs are generated in this process from a fixed seed (nothing is downloaded);
+* every engine runs in this one process: opbridge's node and ORT's built-in node in ORT sessions
+  created the same way (same options, same library registered), PyTorch eager under
+  ``torch.inference_mode()`` with ``torch.set_num_threads(t)``;
+* before timing, opbridge's output is compared with PyTorch eager (``np.allclose``, atol 1e-4) and a
+  mismatch is shown in the "check" column (a benchmark is not a test: it does not stop);
+* after one warm-up run per engine, the engines are interleaved within every repetition (the
+  order rotates) and the median of ``runs`` repetitions is reported, at each thread count;
+* peak memory: per workload, a child process runs only opbridge (or only the ORT built-in) a few
+  times and reports its peak RSS. Skip it with ``OPBRIDGE_BENCH_MEMORY=0`` or ``--no-memory``.
+
+ORT's intra-op worker threads spin by default. The setting used for both ORT engines is
+``harness.SPINNING`` (override with ``OPBRIDGE_BENCH_SPINNING=0/1``); it is printed with the results.
+
+Workload modules import torch only inside the engines that need it, so that the memory children
+(which import this package without torch) measure the op alone.
+"""
+
+from __future__ import annotations
+
+from opbridge.bench import deform_conv, grid_sample, nms, roi_align, soft_nms
+from opbridge.bench.harness import Case, run
+
+# Every workload, by id, in report order.
+OP_WORKLOADS = {**roi_align.WORKLOADS, **grid_sample.WORKLOADS, **soft_nms.WORKLOADS, **deform_conv.WORKLOADS,
+                **nms.WORKLOADS}
+WORKLOADS = dict(OP_WORKLOADS)
+
+__all__ = ["Case", "OP_WORKLOADS", "WORKLOADS", "main"]
+
+
+def main(workloads: list[str], runs: int, threads: list[int], memory: bool | None = None) -> int:
+    """Runs the selected workloads (ids or prefixes; empty: all) and prints the report."""
+    return run(WORKLOADS, workloads, runs, threads, memory)

@@ -1,0 +1,68 @@
+"""Grid sampler workloads (workloads.md: grid_sample.warp, grid_sample.batch): opbridge::GridSample
+against ORT's GridSample-16 and torch.nn.functional.grid_sample."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from opbridge.bench.harness import F32, Case, data_rng, one_node_model, ort_engine, torch_engine
+
+
+def _grid(shape: tuple[int, ...], salt: int) -> np.ndarray:
+    """A sampling grid uniform in [-1.1, 1.1]: about 17% of the points fall (partly) outside the input."""
+    return data_rng(salt).uniform(-1.1, 1.1, shape).astype(np.float32)
+
+
+GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _torch_grid_sample(image, grid, mode, padding, align_corners):
+    import torch
+    import torch.nn.functional as F
+
+    return F.grid_sample(
+        torch.from_numpy(image), torch.from_numpy(grid), mode=mode, padding_mode=padding, align_corners=bool(align_corners)
+    )
+
+
+def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads) -> Case:
+    """One grid-sample variant: opbridge GridSample, ORT GridSample-16, F.grid_sample."""
+    n, c = image.shape[:2]
+    shape_out = [n, c, grid.shape[1], grid.shape[2]]
+    io = [("input", F32, image.shape), ("grid", F32, grid.shape)], [("output", F32, shape_out)]
+    ours = one_node_model(
+        "GridSample", *io, domain="opbridge", interpolation_mode=GRID_MODES[mode],
+        padding_mode=GRID_PADDINGS[padding], align_corners=align_corners,
+    )
+    builtin = one_node_model("GridSample", *io, mode=mode, padding_mode=padding, align_corners=align_corners)
+    feeds = {"input": image, "grid": grid}
+    return Case(
+        name=label,
+        opbridge=ort_engine(ours, feeds, threads),
+        ort=ort_engine(builtin, feeds, threads),
+        torch=torch_engine(_torch_grid_sample, image, grid, mode, padding, align_corners),
+    )
+
+
+def grid_sample_warp(threads: int) -> list[Case]:
+    """grid_sample.warp: [1,32,256,256] sampled at a [1,256,256,2] grid, three mode/padding pairs."""
+    image = data_rng(3).standard_normal((1, 32, 256, 256), dtype=np.float32)
+    grid = _grid((1, 256, 256, 2), 4)
+    variants = [("bilinear", "zeros"), ("nearest", "border"), ("bicubic", "reflection")]
+    return [
+        _grid_sample_case(f"grid_sample.warp {m}/{p}/ac0", image, grid, m, p, 0, threads) for m, p in variants
+    ]
+
+
+def grid_sample_batch(threads: int) -> list[Case]:
+    """grid_sample.batch: [8,64,64,64] sampled at [8,128,128,2], bilinear/border/align_corners 1."""
+    image = data_rng(6).standard_normal((8, 64, 64, 64), dtype=np.float32)
+    grid = _grid((8, 128, 128, 2), 7)
+    return [_grid_sample_case("grid_sample.batch bilinear/border/ac1", image, grid, "bilinear", "border", 1, threads)]
+
+
+WORKLOADS = {
+    "grid_sample.warp": grid_sample_warp,
+    "grid_sample.batch": grid_sample_batch,
+}

@@ -1,0 +1,352 @@
+"""The benchmark harness: engines, interleaved timing, checks, peak memory and the report.
+Workloads live with their op (opbridge/bench/<kernel>.py); see opbridge/bench/__init__.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+SEED = 0
+ATOL = 1e-4
+MEMORY_REPEATS = 3
+# "session.intra_op.allow_spinning" for both ORT engines. Both settings were measured on the 2-core
+# VM at 2 threads: the differences were within its noise (about +-30%), so "0" is used: a spinning
+# idle worker burns a core that the interleaved PyTorch runs (and other processes) need, which
+# peer_baseline.md saw slow ORT down at 2 threads. See bench/README.md.
+SPINNING = os.environ.get("OPBRIDGE_BENCH_SPINNING", "0")
+# Default-domain opset of every model: RoiAlign-16 and GridSample-16 are current at 17.
+ONNX_OPSET = 17
+
+# --- engines and cases ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Case:
+    """One workload variant at one thread count: the engines to compare, each a zero-argument callable.
+
+    ``opbridge`` is required; ``ort`` and ``torch`` are None where no competitor exists. Each callable
+    returns its outputs (numpy arrays or tensors). ``reference`` is what opbridge is checked against
+    (by default ``torch``); ``ort_note`` / ``torch_note`` label columns that are not like-for-like.
+    """
+
+    name: str
+    opbridge: Callable[[], object]
+    ort: Callable[[], object] | None = None
+    torch: Callable[[], object] | None = None
+    reference: Callable[[], object] | None = None
+    ort_note: str = ""
+    torch_note: str = ""
+    check_rows: int | None = None  # compare only opbridge's first rows (a reference run on a subset)
+    flops: float | None = None  # useful floating-point operations of one run (for GFLOP/s)
+    sgemm: Callable[[], object] | None = None  # a plain sgemm of the same GEMM shape, timed alongside
+
+
+def _library_path() -> str:
+    """The opbridge library: $OPBRIDGE_LIBRARY (set for memory children), else opbridge.library_path()."""
+    if os.environ.get("OPBRIDGE_LIBRARY"):
+        return os.environ["OPBRIDGE_LIBRARY"]
+    from opbridge import library_path
+
+    return library_path()
+
+
+def _create_session(model, threads: int):
+    """An ORT CPU session for `model` with the opbridge library registered, as opbridge.create_session
+    makes it, plus the spinning setting. Used for opbridge's node and the built-in node alike.
+
+    It calls ORT directly so that a memory child never imports the opbridge package (and so torch,
+    whose import alone is ~0.5 GB of RSS and would hide the op's own peak).
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.register_custom_ops_library(_library_path())
+    options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", SPINNING)
+    options.log_severity_level = 3  # errors only (ORT warns on every RoiAlign max session)
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def ort_engine(model, feeds: dict, threads: int) -> Callable[[], list]:
+    """A callable running the one-node `model` in ORT. The session is created on the first call (the
+    warm-up), so that a memory child pays for its own session only."""
+    session = None
+
+    def run():
+        nonlocal session
+        if session is None:
+            session = _create_session(model, threads)
+        return session.run(None, feeds)
+
+    return run
+
+
+def torch_engine(fn, *args) -> Callable[[], object]:
+    """A callable running `fn(*args)` under torch.inference_mode(). torch is imported on the first
+    call, not when the case is built (memory children build cases without importing torch)."""
+
+    def run():
+        import torch
+
+        with torch.inference_mode():
+            return fn(*args)
+
+    return run
+
+
+def one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], domain: str = "", opset: int | None = None,
+                    **attrs):
+    """A one-node ONNX model. `inputs` / `outputs` are (name, onnx element type, shape) tuples."""
+    import onnx
+    from onnx import helper
+
+    node = helper.make_node(op_type, [n for n, _, _ in inputs], [n for n, _, _ in outputs], domain=domain, **attrs)
+    graph = helper.make_graph(
+        [node], f"bench_{op_type}",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs if n],  # "" marks an absent optional input
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+    )
+    opsets = [helper.make_opsetid("", opset or ONNX_OPSET)]
+    if domain:
+        opsets.append(helper.make_opsetid(domain, 1))
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8  # ORT 1.30 does not accept the IR version onnx 1.23 writes by default
+    onnx.checker.check_model(model)
+    return model
+
+
+F32 = 1  # onnx.TensorProto.FLOAT
+I64 = 7  # onnx.TensorProto.INT64
+
+
+def data_rng(salt: int) -> np.random.Generator:
+    """The generator of a workload's data: the fixed seed and a salt of the workload's own."""
+    return np.random.default_rng([SEED, salt])
+
+
+# --- measuring --------------------------------------------------------------------------------------
+
+
+def _numpy_list(outputs) -> list[np.ndarray]:
+    if not isinstance(outputs, (list, tuple)):
+        outputs = [outputs]
+    return [o.numpy() if hasattr(o, "numpy") else np.asarray(o) for o in outputs]
+
+
+def _check(case: Case) -> str:
+    """Compares opbridge's outputs with the reference (untimed); 'ok', 'MISMATCH ...' or '-'."""
+    reference = case.reference or case.torch
+    if reference is None:
+        return "-"
+    expected, actual = _numpy_list(reference()), _numpy_list(case.opbridge())
+    rows = case.check_rows
+    if rows is not None:
+        actual = [a[:rows] for a in actual]
+    worst = 0.0
+    for e, a in zip(expected, actual):
+        if e.shape != a.shape:
+            return f"MISMATCH shape {list(a.shape)} vs {list(e.shape)}"
+        if e.dtype.kind in "iu":
+            if not np.array_equal(e, a):
+                return f"MISMATCH {int((e != a).sum())} ints differ"
+            continue
+        if not np.allclose(a, e, rtol=0.0, atol=ATOL, equal_nan=True):
+            return f"MISMATCH max|d|={float(np.nanmax(np.abs(a - e))):.2g}"
+        worst = max(worst, float(np.nanmax(np.abs(a - e))) if a.size else 0.0)
+    return f"ok ({worst:.0e})" if rows is None else f"ok ({worst:.0e}, {rows} rois vs reference)"
+
+
+def _time_interleaved(engines: dict[str, Callable], runs: int) -> dict[str, float]:
+    """Median ms per engine; one warm-up each, then `runs` rounds running every engine once (rotating order)."""
+    names = list(engines)
+    for name in names:
+        engines[name]()
+    times = {name: [] for name in names}
+    for rep in range(runs):
+        for k in range(len(names)):
+            name = names[(rep + k) % len(names)]
+            start = time.perf_counter()
+            engines[name]()
+            times[name].append((time.perf_counter() - start) * 1e3)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def _select(registry: dict, patterns: list[str]) -> list[str]:
+    """Workload ids matching any of `patterns` (an id or a prefix of one); all when empty."""
+    if not patterns:
+        return list(registry)
+    chosen = [w for w in registry if any(w == p or w.startswith(p) for p in patterns)]
+    unknown = [p for p in patterns if not any(w.startswith(p) for w in registry)]
+    if unknown:
+        raise ValueError(f"unknown workload(s) {unknown}; known: {', '.join(registry)}")
+    return chosen
+
+
+def _fmt_ms(ms: float | None) -> str:
+    return "-" if ms is None else f"{ms:.2f}"
+
+
+def _fmt_ratio(other: float | None, ours: float) -> str:
+    return "-" if other is None else f"{other / ours:.2f}x"
+
+
+# --- peak memory (child processes) -------------------------------------------------------------------
+
+
+def _peak_rss_kb() -> int:
+    """This process's peak RSS in KB: VmHWM from /proc/self/status.
+
+    Not ru_maxrss: Linux carries ru_maxrss across fork and exec, so a child started from this
+    (torch-sized) process would report the parent's RSS. VmHWM belongs to the new address space.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def memory_child(registry: dict, workload: str, engine: str, repeats: int) -> None:
+    """Runs one engine of one workload `repeats` times at 1 thread; prints baseline and peak RSS (KB) as JSON
+    (null when the workload has no such engine).
+
+    The child imports numpy, onnx and onnxruntime only (not torch: see _create_session). The
+    baseline is the high-water mark after imports and input generation, before the first session.
+    """
+    engines = [getattr(case, engine) for case in registry[workload](1)]
+    engines = [fn for fn in engines if fn is not None]
+    baseline = _peak_rss_kb()
+    for fn in engines:
+        for _ in range(repeats):
+            fn()
+    peak = _peak_rss_kb()
+    result = {"baseline_kb": baseline, "peak_kb": peak, "torch_imported": "torch" in sys.modules}
+    print(json.dumps(result if engines else None))
+
+
+def _measure_memory(workload: str, engine: str) -> dict | None:
+    """Peak RSS of a fresh process running only `engine` ("opbridge" or "ort") on `workload`.
+
+    The child imports opbridge.bench without running opbridge/__init__.py (which imports torch):
+    it puts an empty package object named opbridge, whose path is this package's parent, in
+    sys.modules first. It finds the library through $OPBRIDGE_LIBRARY.
+    """
+    package_dir = str(Path(__file__).resolve().parents[1])
+    code = (
+        "import sys, types; package = types.ModuleType('opbridge'); "
+        f"package.__path__ = [{package_dir!r}]; sys.modules['opbridge'] = package; "
+        "from opbridge.bench import WORKLOADS, harness; "
+        f"harness.memory_child(WORKLOADS, {workload!r}, {engine!r}, {MEMORY_REPEATS})"
+    )
+    env = dict(os.environ, OPBRIDGE_LIBRARY=_library_path())
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        print(f"  memory child {workload}/{engine} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _fmt_mem(m: dict | None) -> str:
+    if m is None:
+        return "-"
+    text = f"{m['peak_kb'] / 1024:.0f} MB (+{(m['peak_kb'] - m['baseline_kb']) / 1024:.0f})"
+    return text + (" [torch imported]" if m["torch_imported"] else "")
+
+
+# --- entry point -------------------------------------------------------------------------------------
+
+
+def run(registry: dict, workloads: list[str], runs: int, threads: list[int], memory: bool | None = None) -> int:
+    """Runs the selected workloads of `registry` at every thread count and prints the timing table
+    and peak memory.
+
+    `workloads`: ids or prefixes (empty: all). `memory`: measure peak RSS in child processes
+    (default: on, unless OPBRIDGE_BENCH_MEMORY=0).
+    """
+    import onnxruntime
+    import torch
+
+    if memory is None:
+        memory = os.environ.get("OPBRIDGE_BENCH_MEMORY", "1") != "0"
+    try:
+        selected = _select(registry, workloads)
+    except ValueError as err:
+        print(f"opbridge bench: {err}", file=sys.stderr)
+        return 2
+    print(
+        f"opbridge bench: onnxruntime {onnxruntime.__version__}, torch {torch.__version__}, "
+        f"{os.cpu_count()} CPUs; median of {runs} interleaved runs after warm-up; seed {SEED}; "
+        f"ORT session.intra_op.allow_spinning={SPINNING} (both ORT engines)"
+    )
+    header = (f"{'workload':<40}{'thr':>4}{'opbridge ms':>13}{'ORT ms':>10}{'torch ms':>10}"
+              f"{'ORT/opb':>9}{'torch/opb':>10}  check")
+    print(header)
+    print("-" * len(header))
+    notes, slower, comparable = [], [], 0
+    torch_threads = torch.get_num_threads()
+    for workload in selected:
+        for t in threads:
+            torch.set_num_threads(t)
+            for case in registry[workload](t):
+                check = _check(case)
+                engines = {"opbridge": case.opbridge}
+                engines.update({k: v for k, v in (("ort", case.ort), ("torch", case.torch), ("sgemm", case.sgemm))
+                                if v is not None})
+                ms = _time_interleaved(engines, runs)
+                ours, ort_ms, torch_ms = ms["opbridge"], ms.get("ort"), ms.get("torch")
+                mark_ort = "*" if case.ort_note else ""
+                mark_torch = "+" if case.torch_note else ""
+                print(
+                    f"{case.name:<40}{t:>4}{ours:>13.2f}{_fmt_ms(ort_ms) + mark_ort:>10}"
+                    f"{_fmt_ms(torch_ms) + mark_torch:>10}{_fmt_ratio(ort_ms, ours) + mark_ort:>9}"
+                    f"{_fmt_ratio(torch_ms, ours) + mark_torch:>10}  {check}",
+                    flush=True,
+                )
+                if case.flops:
+                    rates = ", ".join(f"{k} {case.flops / ms[k] / 1e6:.1f}" for k in ("opbridge", "ort", "torch", "sgemm")
+                                      if k in ms)
+                    sgemm_share = (f"; opbridge at {100 * ms['sgemm'] / ours:.0f}% of the plain sgemm"
+                                   if "sgemm" in ms else "")
+                    print(f"{'':<4}GFLOP/s: {rates} (sgemm: torch.mm of the same GEMM shape){sgemm_share}", flush=True)
+                for note in (case.ort_note, case.torch_note):
+                    if note and note not in notes:
+                        notes.append(note)
+                # Like-for-like competitors only (not different semantics, not our own eager loop).
+                rivals = [m for m, n in ((ort_ms, case.ort_note), (torch_ms, case.torch_note)) if m is not None and not n]
+                if rivals:
+                    comparable += 1
+                    if min(rivals) < ours:
+                        slower.append(f"{case.name} @{t}thr ({min(rivals) / ours:.2f}x)")
+    torch.set_num_threads(torch_threads)
+    for note in notes:
+        print(("* " if note.startswith("ORT") else "+ ") + note)
+    if comparable == 0:
+        print("opbridge fastest on every row: n/a (no like-for-like competitor in these rows)")
+    elif slower:
+        print(f"opbridge fastest on every row: NO - slower on {len(slower)} of {comparable} comparable rows: "
+              + "; ".join(slower) + " (noise on this VM is about +-30%)")
+    else:
+        print(f"opbridge fastest on every row: YES ({comparable} comparable rows; rows without a like-for-like "
+              "competitor excluded)")
+
+    if memory:
+        print(f"\npeak RSS, one child process per workload and engine ({MEMORY_REPEATS} runs of every variant, "
+              "1 thread, no torch;\n  in brackets: growth over the same process before its first session)")
+        for workload in selected:
+            ours, builtin = _measure_memory(workload, "opbridge"), _measure_memory(workload, "ort")
+            print(f"  {workload:<20} opbridge {_fmt_mem(ours)} / ORT built-in {_fmt_mem(builtin)}", flush=True)
+    return 0
+

@@ -1,0 +1,58 @@
+// Axis-aligned NMS CPU kernels (float32 boxes). Framework-free.
+//
+//   Nms            torchvision.ops.nms and batched_nms, mmcv::NonMaxSuppression: one list of
+//                  boxes, optionally split into categories that do not suppress each other.
+//   MulticlassNms  the multi-class layout of ONNX NonMaxSuppression: per batch and class, the
+//                  boxes scoring above a threshold, at most a given number kept.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/nms.h"
+#include "core/parallel.h"
+#include "core/scratch.h"
+#include "core/status.h"
+
+namespace opbridge::cpu {
+
+// The IoU rule of torchvision's and mmcv's CPU kernels, for candidates i (kept) and j of one
+// problem, from structure-of-arrays copies in processing order. Operand orders are theirs,
+// which decides NaN results: std::max(0, NaN) is 0.
+struct TorchvisionIouRule {
+  const float *x1, *y1, *x2, *y2, *area;
+  float offset;
+  float threshold;
+  bool operator()(int32_t i, int32_t j) const {
+    const float xx1 = std::max(x1[i], x1[j]);
+    const float yy1 = std::max(y1[i], y1[j]);
+    const float xx2 = std::min(x2[i], x2[j]);
+    const float yy2 = std::min(y2[i], y2[j]);
+    const float w = std::max(0.0f, xx2 - xx1 + offset);
+    const float h = std::max(0.0f, yy2 - yy1 + offset);
+    const float inter = w * h;
+    return inter / (area[i] + area[j] - inter) > threshold;
+  }
+};
+
+// boxes [n, 4] (x1, y1, x2, y2), scores [n], categories [n] or nullptr (all one category).
+// Writes the indices of the kept boxes to keep (room for n), in descending score order with
+// ties by index (torch.sort stable), and their count to *num_kept.
+Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories,
+           int64_t n, int64_t* keep, int64_t* num_kept, ScratchAllocator& scratch, const TaskRunner& runner);
+
+// The multi-class layout. boxes [batch, n, 4], scores [batch, classes, n]. Per (b, c) problem,
+// writes the kept box indices in descending score order to kept_boxes[(b * classes + c) * cap ...]
+// and their count to kept_counts[b * classes + c], where cap = MulticlassNmsCapacity(params, n).
+int64_t MulticlassNmsCapacity(const MulticlassNmsParams& params, int64_t n);
+Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
+                     int64_t classes, int64_t n, int32_t* kept_boxes, int64_t* kept_counts,
+                     ScratchAllocator& scratch, const TaskRunner& runner);
+
+// Writes the (batch, class, box) rows of the multi-class kernels' results, batch-major, then
+// class, then score order, to rows [sum of kept_counts, 3].
+void WriteSelectedRows(const int32_t* kept_boxes, const int64_t* kept_counts, int64_t batch, int64_t classes,
+                       int64_t cap, int64_t* rows);
+
+}  // namespace opbridge::cpu

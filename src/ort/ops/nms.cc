@@ -1,0 +1,141 @@
+// Axis-aligned NMS ORT glue: opbridge::Nms, opbridge::BatchedNms, opbridge::MulticlassNms and
+// mmcv::NonMaxSuppression.
+#include "ort/ops/nms.h"
+
+#include <cstring>
+
+#include "kernels/cpu/nms.h"
+
+namespace opbridge::ort {
+namespace {
+
+constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+constexpr ONNXTensorElementDataType kInt64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+
+template <class Op>
+Status CreateNms(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<Op>* op) {
+  AttrReader attrs(api, info, Op::Schema().attrs);
+  float iou_threshold = 0.f;
+  int64_t offset = 0;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("offset", &offset));
+  NmsParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeNmsParams(iou_threshold, offset, &p));
+  *op = std::make_unique<Op>(p);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status InferKeptRows(const ShapeInference& infer, ONNXTensorElementDataType type, int64_t columns) {
+  InferredShape out;
+  out.dims = {-1};
+  out.symbols = {ShapeInference::NewSymbol("kept")};
+  if (columns > 0) {
+    out.dims.push_back(columns);
+    out.symbols.push_back("");
+  }
+  return infer.SetOutput(0, type, out);
+}
+
+const OpSchema& NmsOp::Schema() {
+  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
+                               {{"keep", kInt64, false}},
+                               {RequiredFloatAttr("iou_threshold"), IntAttr("offset", 0)}};
+  return schema;
+}
+
+const OpSchema& BatchedNmsOp::Schema() {
+  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}, {"idxs", kInt64, false}},
+                               {{"keep", kInt64, false}},
+                               {RequiredFloatAttr("iou_threshold"), IntAttr("offset", 0)}};
+  return schema;
+}
+
+Status NmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<NmsOp>* op) {
+  return CreateNms(api, info, op);
+}
+
+Status BatchedNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<BatchedNmsOp>* op) {
+  return CreateNms(api, info, op);
+}
+
+Status NmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const { return Run(api, ctx, false); }
+
+Status BatchedNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const { return Run(api, ctx, true); }
+
+Status NmsOp::Run(const OrtApi& api, OrtKernelContext* ctx, bool with_categories) const {
+  InputTensor boxes, scores, idxs;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
+  if (with_categories) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &idxs));
+  OPBRIDGE_RETURN_IF_ERROR(CheckNmsShapes(boxes.shape, scores.shape, with_categories ? &idxs.shape : nullptr));
+  const int64_t n = boxes.shape[0];
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  // The kept count is known only after the run: keep into scratch, then copy out.
+  const size_t bytes = ArenaBytes<int64_t>(n) + 64;
+  ScratchBlock block(scratch, bytes);
+  if (block.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
+  auto* keep = static_cast<int64_t*>(block.data());
+  int64_t kept = 0;
+  OPBRIDGE_RETURN_IF_ERROR(cpu::Nms(params_, boxes.Data<float>(), scores.Data<float>(),
+                                    with_categories ? idxs.Data<int64_t>() : nullptr, n, keep, &kept, scratch,
+                                    OrtTaskRunner(api, ctx)));
+  void* out = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {kept}, &out));
+  if (kept > 0) std::memcpy(out, keep, sizeof(int64_t) * static_cast<size_t>(kept));
+  return Status::Ok();
+}
+
+Status NmsOp::InferShape(const ShapeInference& infer) { return InferKeptRows(infer, kInt64, 0); }
+
+const OpSchema& MulticlassNmsOp::Schema() {
+  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
+                               {{"selected", kInt64, false}},
+                               {RequiredFloatAttr("iou_threshold"), FloatAttr("score_threshold", 0.0f),
+                                IntAttr("max_output_boxes_per_class", -1)}};
+  return schema;
+}
+
+Status MulticlassNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MulticlassNmsOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  float iou_threshold = 0.f, score_threshold = 0.f;
+  int64_t max_per_class = -1;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("score_threshold", &score_threshold));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("max_output_boxes_per_class", &max_per_class));
+  MulticlassNmsParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeMulticlassNmsParams(iou_threshold, score_threshold, max_per_class, &p));
+  *op = std::make_unique<MulticlassNmsOp>(p);
+  return Status::Ok();
+}
+
+Status MulticlassNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor boxes, scores;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
+  OPBRIDGE_RETURN_IF_ERROR(CheckMulticlassNmsShapes(boxes.shape, scores.shape, 4));
+  const int64_t batch = boxes.shape[0], n = boxes.shape[1], classes = scores.shape[1];
+  const int64_t cap = cpu::MulticlassNmsCapacity(params_, n);
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  const size_t bytes = ArenaBytes<int32_t>(batch * classes * cap) + ArenaBytes<int64_t>(batch * classes);
+  ScratchBlock block(scratch, bytes);
+  if (block.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
+  Arena arena(block.data(), bytes);
+  int32_t* kept_boxes = arena.Take<int32_t>(batch * classes * cap);
+  int64_t* kept_counts = arena.Take<int64_t>(batch * classes);
+  OPBRIDGE_RETURN_IF_ERROR(cpu::MulticlassNms(params_, boxes.Data<float>(), scores.Data<float>(), batch, classes, n,
+                                              kept_boxes, kept_counts, scratch, OrtTaskRunner(api, ctx)));
+  int64_t rows = 0;
+  for (int64_t bc = 0; bc < batch * classes; ++bc) rows += kept_counts[bc];
+  void* out = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 3}, &out));
+  cpu::WriteSelectedRows(kept_boxes, kept_counts, batch, classes, cap, static_cast<int64_t*>(out));
+  return Status::Ok();
+}
+
+Status MulticlassNmsOp::InferShape(const ShapeInference& infer) { return InferKeptRows(infer, kInt64, 3); }
+
+}  // namespace opbridge::ort

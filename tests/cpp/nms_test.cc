@@ -1,0 +1,287 @@
+// Axis-aligned NMS kernel tests: the score order, the greedy engine's grid against testing every
+// pair, hand-worked cases and thread independence. The sweeps against torchvision are in
+// tests/python/test_nms.py.
+#include "kernels/cpu/nms.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/greedy_nms.h"
+#include "task_runners.h"
+
+namespace opbridge {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<int32_t> Order(const std::vector<float>& scores) {
+  std::vector<int32_t> order(scores.size());
+  std::vector<uint64_t> scratch(cpu::ScoreOrderScratchBytes(static_cast<int64_t>(scores.size())) / 8 + 1);
+  cpu::ScoreOrder(scores.data(), static_cast<int64_t>(scores.size()), order.data(), scratch.data());
+  return order;
+}
+
+// torch.sort(descending=True, stable=True) written plainly: NaN first, -0 == +0, ties by position.
+std::vector<int32_t> ReferenceOrder(const std::vector<float>& scores) {
+  std::vector<int32_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    const float x = scores[a], y = scores[b];
+    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && !std::isnan(y);
+    return x > y;
+  });
+  return order;
+}
+
+TEST(ScoreOrder, NaNFirstZerosTieAndTiesKeepPositions) {
+  const std::vector<float> scores = {0.5f, kNaN, 0.9f, 0.5f, kNaN, -0.0f, 0.0f, 0.9f, -kInf, kInf};
+  EXPECT_EQ(Order(scores), (std::vector<int32_t>{1, 4, 9, 2, 7, 0, 3, 5, 6, 8}));
+}
+
+TEST(ScoreOrder, RadixAndComparisonPathsMatchTheReference) {
+  std::mt19937 rng(1);
+  for (int count : {0, 1, 7, 255, 256, 257, 5000}) {
+    std::vector<float> scores(count);
+    for (auto& s : scores) {
+      // Few distinct values, so that ties are common; some NaN, infinities and negative zeros.
+      const int v = static_cast<int>(rng() % 40);
+      s = v == 0 ? kNaN : v == 1 ? -0.0f : v == 2 ? kInf : v == 3 ? -kInf : static_cast<float>(v % 17) - 8.0f;
+    }
+    EXPECT_EQ(Order(scores), ReferenceOrder(scores)) << count;
+  }
+}
+
+// The classic greedy loop: every kept box tests every later unsuppressed box.
+std::vector<uint8_t> ClassicGreedy(const cpu::TorchvisionIouRule& rule, int64_t n, std::vector<int32_t>* first) {
+  std::vector<uint8_t> suppressed(n, 0), kept(n, 0);
+  first->assign(n, -1);
+  for (int32_t i = 0; i < n; ++i) {
+    if (suppressed[i]) continue;
+    kept[i] = 1;
+    for (int32_t j = i + 1; j < n; ++j) {
+      if (!suppressed[j] && rule(i, j)) {
+        suppressed[j] = 1;
+        (*first)[j] = i;
+      }
+    }
+  }
+  return kept;
+}
+
+struct Boxes {
+  std::vector<float> x1, y1, x2, y2, area, longer, extents;
+  std::vector<uint8_t> active;
+};
+
+Boxes RandomBoxes(std::mt19937* rng, int64_t n, float spread, float offset) {
+  std::uniform_real_distribution<float> pos(0.0f, spread), size(0.5f, 80.0f), unit(0.0f, 1.0f);
+  Boxes b;
+  for (int64_t k = 0; k < n; ++k) {
+    const float x = pos(*rng), y = pos(*rng);
+    float w = size(*rng), h = size(*rng);
+    if (unit(*rng) < 0.05f) w = -w;  // a few inverted boxes
+    b.x1.push_back(x);
+    b.y1.push_back(y);
+    b.x2.push_back(x + w);
+    b.y2.push_back(y + h);
+    const float bw = w + offset, bh = h + offset;
+    b.area.push_back(bw * bh);
+    b.longer.push_back(std::max(bw, bh));
+    b.active.push_back(bw > 0 && bh > 0);
+    b.extents.insert(b.extents.end(), {x, y, x + w + offset, y + h + offset});
+  }
+  return b;
+}
+
+TEST(GreedySuppress, GridFindsWhatTestingEveryPairFinds) {
+  std::mt19937 rng(7);
+  for (int64_t n : {10, 48, 200, 3000}) {
+    for (float threshold : {0.0f, 0.3f, 0.5f, 0.9f}) {
+      for (float offset : {0.0f, 1.0f}) {
+        const Boxes b = RandomBoxes(&rng, n, 400.0f, offset);
+        const cpu::TorchvisionIouRule rule{b.x1.data(), b.y1.data(), b.x2.data(), b.y2.data(), b.area.data(),
+                                           offset, threshold};
+        std::vector<int32_t> expected_first;
+        const std::vector<uint8_t> expected = ClassicGreedy(rule, n, &expected_first);
+        cpu::GreedyProblem p;
+        p.count = n;
+        p.extents = b.extents.data();
+        p.active = b.active.data();
+        p.sizes = b.longer.data();
+        p.min_size_ratio = threshold * (1.0f - 1e-5f);
+        p.min_overlap_fraction = threshold * (1.0f - 1e-3f);
+        std::vector<uint64_t> scratch(cpu::GreedyScratchBytes(n) / 8 + 1);
+        std::vector<uint8_t> kept(n);
+        std::vector<int32_t> first(n);
+        cpu::GreedySuppress(p, rule, kept.data(), nullptr, scratch.data());
+        EXPECT_EQ(kept, expected) << n << " " << threshold << " " << offset;
+        cpu::GreedySuppress(p, rule, kept.data(), first.data(), scratch.data());
+        EXPECT_EQ(kept, expected) << n << " " << threshold << " " << offset;
+        EXPECT_EQ(first, expected_first) << n << " " << threshold << " " << offset;
+      }
+    }
+  }
+}
+
+TEST(GreedySuppress, StopsAtMaxKept) {
+  const Boxes b = [] {
+    std::mt19937 rng(3);
+    return RandomBoxes(&rng, 500, 2000.0f, 0.0f);
+  }();
+  const cpu::TorchvisionIouRule rule{b.x1.data(), b.y1.data(), b.x2.data(), b.y2.data(), b.area.data(), 0.0f, 0.5f};
+  cpu::GreedyProblem p;
+  p.count = 500;
+  p.extents = b.extents.data();
+  p.active = b.active.data();
+  p.max_kept = 7;
+  std::vector<uint64_t> scratch(cpu::GreedyScratchBytes(500) / 8 + 1);
+  std::vector<uint8_t> kept(500), all(500);
+  EXPECT_EQ(cpu::GreedySuppress(p, rule, kept.data(), nullptr, scratch.data()), 7);
+  p.max_kept = -1;
+  cpu::GreedySuppress(p, rule, all.data(), nullptr, scratch.data());
+  // The first seven kept without a limit, and nothing after them.
+  int64_t seen = 0;
+  for (int64_t k = 0; k < 500; ++k) {
+    EXPECT_EQ(kept[k], seen < 7 ? all[k] : 0) << k;
+    seen += all[k];
+  }
+}
+
+struct NmsResult {
+  std::vector<int64_t> keep;
+  Status status;
+};
+
+NmsResult RunNms(const std::vector<float>& boxes, const std::vector<float>& scores, float threshold,
+                 const std::vector<int64_t>* categories = nullptr, int64_t offset = 0,
+                 const TaskRunner& runner = SerialTaskRunner()) {
+  NmsParams p;
+  EXPECT_TRUE(MakeNmsParams(threshold, offset, &p).ok());
+  const int64_t n = static_cast<int64_t>(scores.size());
+  NmsResult r{std::vector<int64_t>(n), Status::Ok()};
+  int64_t kept = -1;
+  HeapScratchAllocator heap;
+  r.status = cpu::Nms(p, boxes.data(), scores.data(), categories ? categories->data() : nullptr, n, r.keep.data(),
+                      &kept, heap, runner);
+  r.keep.resize(std::max<int64_t>(kept, 0));
+  return r;
+}
+
+TEST(Nms, KeepsInScoreOrderAndSuppressesAboveTheThreshold) {
+  // Box 1 covers the left half of box 0 (IoU 0.5); box 2 is apart.
+  const std::vector<float> boxes = {0, 0, 2, 1, 0, 0, 1, 1, 5, 5, 6, 6};
+  EXPECT_EQ(RunNms(boxes, {0.8f, 0.6f, 0.7f}, 0.49f).keep, (std::vector<int64_t>{0, 2}));
+  // IoU exactly 0.5 is not > 0.5: kept.
+  EXPECT_EQ(RunNms(boxes, {0.8f, 0.6f, 0.7f}, 0.5f).keep, (std::vector<int64_t>{0, 2, 1}));
+}
+
+TEST(Nms, TiesKeepTheLowerIndexFirstAndNaNScoresComeFirst) {
+  const std::vector<float> boxes = {0, 0, 1, 1, 5, 5, 6, 6, 10, 10, 11, 11, 0, 0, 1, 1};
+  EXPECT_EQ(RunNms(boxes, {0.5f, 0.5f, 0.5f, 0.5f}, 0.5f).keep, (std::vector<int64_t>{0, 1, 2}));
+  // The NaN-scored box 3 is first and suppresses its twin, box 0 (as torchvision does).
+  EXPECT_EQ(RunNms(boxes, {0.5f, 0.4f, 0.3f, kNaN}, 0.5f).keep, (std::vector<int64_t>{3, 1, 2}));
+}
+
+TEST(Nms, DegenerateBoxesAreKeptAndSuppressNothing) {
+  // Twins of box 0 with a NaN or infinite coordinate, zero width, or inverted: each is kept, and
+  // none suppresses the real twin scored below it (box 5).
+  const std::vector<float> boxes = {0, 0, 4, 4, kNaN, 0, 4, 4, 0, 0, kInf, 4, 2, 0, 2, 4, 4, 0, 0, 4, 0, 0, 4, 4};
+  EXPECT_EQ(RunNms(boxes, {0.1f, 0.9f, 0.8f, 0.7f, 0.6f, 0.5f}, 0.3f).keep, (std::vector<int64_t>{1, 2, 3, 4, 5}));
+}
+
+TEST(Nms, OffsetAddsOneToWidthsAndHeights) {
+  // Without offset the boxes touch (IoU 0); with mmcv's +1 they are 3 x 2 and share a 1 x 2
+  // column: IoU 2 / (6 + 6 - 2) = 0.2.
+  const std::vector<float> boxes = {0, 0, 2, 1, 2, 0, 4, 1};
+  EXPECT_EQ(RunNms(boxes, {0.9f, 0.8f}, 0.0f, nullptr, 0).keep, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(RunNms(boxes, {0.9f, 0.8f}, 0.19f, nullptr, 1).keep, (std::vector<int64_t>{0}));
+  EXPECT_EQ(RunNms(boxes, {0.9f, 0.8f}, 0.21f, nullptr, 1).keep, (std::vector<int64_t>{0, 1}));
+}
+
+TEST(Nms, CategoriesDoNotSuppressEachOther) {
+  const std::vector<float> boxes = {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1};
+  const std::vector<int64_t> categories = {7, -3, 7};
+  EXPECT_EQ(RunNms(boxes, {0.2f, 0.3f, 0.9f}, 0.5f, &categories).keep, (std::vector<int64_t>{2, 1}));
+  // Sparse category values (not a dense range) take the sorting path.
+  const std::vector<int64_t> sparse = {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(),
+                                       std::numeric_limits<int64_t>::max()};
+  EXPECT_EQ(RunNms(boxes, {0.2f, 0.3f, 0.9f}, 0.5f, &sparse).keep, (std::vector<int64_t>{2, 1}));
+}
+
+TEST(Nms, EmptyInput) {
+  EXPECT_TRUE(RunNms({}, {}, 0.5f).keep.empty());
+}
+
+TEST(Nms, ResultsDoNotDependOnThreads) {
+  std::mt19937 rng(11);
+  const int64_t n = 20000;
+  const Boxes b = RandomBoxes(&rng, n, 1000.0f, 0.0f);
+  std::vector<float> boxes, scores(n);
+  std::vector<int64_t> categories(n);
+  for (int64_t k = 0; k < n; ++k) {
+    boxes.insert(boxes.end(), {b.x1[k], b.y1[k], b.x2[k], b.y2[k]});
+    scores[k] = static_cast<float>(rng() % 1000) / 1000.0f;
+    categories[k] = static_cast<int64_t>(rng() % 90);
+  }
+  const NmsResult serial = RunNms(boxes, scores, 0.5f, &categories);
+  const NmsResult threaded = RunNms(boxes, scores, 0.5f, &categories, 0, testing::ThreadedTaskRunner(3));
+  ASSERT_TRUE(serial.status.ok() && threaded.status.ok());
+  EXPECT_GT(serial.keep.size(), 1000u);
+  EXPECT_EQ(serial.keep, threaded.keep);
+}
+
+TEST(MulticlassNms, PerBatchAndClassAboveTheScoreThresholdUpToTheLimit) {
+  // Batch of 2, 3 boxes (0 and 1 overlap: IoU 0.5), 2 classes.
+  const std::vector<float> boxes = {0, 0, 2, 1, 0, 0, 1, 1, 5, 5, 6, 6,  //
+                                    0, 0, 1, 1, 5, 5, 6, 6, 9, 9, 10, 10};
+  const std::vector<float> scores = {0.9f, 0.8f, 0.1f, /**/ 0.2f, 0.3f, 0.4f,  //
+                                     kNaN, 0.5f, 0.5f, /**/ 0.05f, 0.6f, 0.7f};
+  for (int64_t limit : {-1, 1}) {
+    MulticlassNmsParams p;
+    ASSERT_TRUE(MakeMulticlassNmsParams(0.4f, 0.1f, limit, &p).ok());
+    const int64_t cap = cpu::MulticlassNmsCapacity(p, 3);
+    std::vector<int32_t> kept(4 * cap);
+    std::vector<int64_t> counts(4);
+    HeapScratchAllocator heap;
+    ASSERT_TRUE(cpu::MulticlassNms(p, boxes.data(), scores.data(), 2, 2, 3, kept.data(), counts.data(), heap,
+                                   SerialTaskRunner()).ok());
+    std::vector<int64_t> rows(3 * (counts[0] + counts[1] + counts[2] + counts[3]));
+    cpu::WriteSelectedRows(kept.data(), counts.data(), 2, 2, cap, rows.data());
+    // b0 c0: box 2 (0.1) is not > 0.1; box 0 suppresses box 1 (IoU 0.5). b0 c1: order 2, 1, 0;
+    // box 1 suppresses box 0. b1 c0: the NaN score fails the threshold; boxes 1 and 2 tie (0.5),
+    // the lower index first. b1 c1: 0.05 fails; box 2 (0.7), then box 1.
+    const std::vector<int64_t> all = {0, 0, 0, 0, 1, 2, 0, 1, 1, 1, 0, 1, 1, 0, 2, 1, 1, 2, 1, 1, 1};
+    const std::vector<int64_t> first = {0, 0, 0, 0, 1, 2, 1, 0, 1, 1, 1, 2};
+    EXPECT_EQ(rows, limit < 0 ? all : first) << limit;
+  }
+}
+
+TEST(NmsParams, RejectBadValuesAndShapes) {
+  NmsParams p;
+  EXPECT_NE(MakeNmsParams(1.5f, 0, &p).message().find("iou_threshold must lie in [0, 1], got 1.5"), std::string::npos);
+  EXPECT_NE(MakeNmsParams(-0.1f, 0, &p).message().find("iou_threshold"), std::string::npos);
+  EXPECT_NE(MakeNmsParams(kNaN, 0, &p).message().find("iou_threshold"), std::string::npos);
+  EXPECT_NE(MakeNmsParams(0.5f, 2, &p).message().find("offset must be 0 or 1, got 2"), std::string::npos);
+  MulticlassNmsParams m;
+  EXPECT_NE(MakeMulticlassNmsParams(0.5f, kNaN, -1, &m).message().find("score_threshold must not be NaN"),
+            std::string::npos);
+  EXPECT_NE(MakeMulticlassNmsParams(0.5f, 0.f, -2, &m).message().find("max_output_boxes_per_class"), std::string::npos);
+  EXPECT_NE(CheckNmsShapes({3, 5}, {3}, nullptr).message().find("[N, 4]"), std::string::npos);
+  EXPECT_NE(CheckNmsShapes({3, 4}, {4}, nullptr).message().find("scores must have shape [N] with N = 3"),
+            std::string::npos);
+  const Shape idxs = {2};
+  EXPECT_NE(CheckNmsShapes({3, 4}, {3}, &idxs).message().find("idxs"), std::string::npos);
+  EXPECT_NE(CheckMulticlassNmsShapes({1, 3, 4}, {1, 2, 4}, 4).message().find("scores must have shape [B, C, N]"),
+            std::string::npos);
+  EXPECT_NE(CheckMulticlassNmsShapes({1, 3, 5}, {1, 2, 3}, 4).message().find("[B, N, 4]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opbridge
