@@ -220,3 +220,88 @@ def test_deform_conv2d_as_standard_onnx_deform_conv():
 def test_deform_conv_has_no_one_to_one_compat_identity():
     with pytest.raises(ValueError, match="opbridge::DeformConv2d has no mmcv identity with the same inputs"):
         opbridge.export(DeformConv(True), (torch.randn(1, 4, 9, 9),), compat="mmcv")
+
+
+class TorchvisionNms(torch.nn.Module):
+    """torchvision's nms and batched_nms after a score threshold, so that the number of boxes the
+    NMS sees is data-dependent (what made torch.export fail inside batched_nms)."""
+
+    def __init__(self, batched: bool):
+        super().__init__()
+        self.batched = batched
+
+    def forward(self, boxes, scores, labels):
+        keep = torch.where(scores > 0.3)[0]
+        boxes, scores, labels = boxes[keep], scores[keep], labels[keep]
+        if self.batched:
+            return keep[torchvision.ops.batched_nms(boxes, scores, labels, 0.5)]
+        return keep[torchvision.ops.nms(boxes, scores, 0.5)]
+
+
+def nms_model_inputs(count=80, seed=0):
+    boxes, scores = nms_inputs(count, seed)
+    return boxes, scores, torch.randint(0, 4, (count,), generator=torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("batched", [False, True])
+def test_torchvision_nms_and_batched_nms(exporter, batched):
+    model = TorchvisionNms(batched)
+    proto = opbridge.export(model, nms_model_inputs(), exporter=exporter,
+                            dynamic_axes={n: {0: "boxes"} for n in ("boxes", "scores", "labels")})
+    assert custom_nodes(proto) == ["opbridge::BatchedNms" if batched else "opbridge::Nms"]
+    session = opbridge.create_session(proto)
+    names = [i.name for i in session.get_inputs()]  # the legacy exporter drops an unused input
+    for count, seed in [(80, 0), (200, 1), (3, 2), (0, 3)]:
+        args = nms_model_inputs(count, seed)
+        feeds = {n: a.numpy() for n, a in zip(["boxes", "scores", "labels"], args) if n in names}
+        (actual,) = session.run(None, feeds)
+        np.testing.assert_array_equal(actual, model(*args).numpy())
+
+
+def test_batched_nms_patch_is_scoped_to_the_export():
+    original = torchvision.ops.boxes.batched_nms
+    opbridge.export(TorchvisionNms(True), nms_model_inputs(), exporter="dynamo")
+    assert torchvision.ops.boxes.batched_nms is original and torchvision.ops.batched_nms is original
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_nms_as_standard_onnx(batched):
+    """standard_ops=("nms",) writes ONNX NonMaxSuppression (torchvision's coordinate trick for
+    batched_nms); plain onnxruntime runs it."""
+    import onnxruntime as ort
+
+    model = TorchvisionNms(batched)
+    proto = opbridge.export(model, nms_model_inputs(), standard_ops=("nms",),
+                            dynamic_axes={n: {0: "boxes"} for n in ("boxes", "scores", "labels")})
+    assert not custom_nodes(proto) and "NonMaxSuppression" in [n.op_type for n in proto.graph.node]
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()]
+    for count, seed in [(80, 0), (0, 3)]:
+        args = nms_model_inputs(count, seed)
+        feeds = {n: a.numpy() for n, a in zip(["boxes", "scores", "labels"], args) if n in names}
+        (actual,) = session.run(None, feeds)
+        np.testing.assert_array_equal(np.sort(actual), np.sort(model(*args).numpy()))
+
+
+class MulticlassNms(torch.nn.Module):
+    def forward(self, boxes, scores):
+        return opbridge.ops.multiclass_nms(boxes, scores, 0.5, 0.2, 3)
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_multiclass_nms(exporter):
+    g = torch.Generator().manual_seed(4)
+    boxes = torch.stack([nms_inputs(30, s)[0] for s in range(2)])
+    scores = torch.rand(2, 5, 30, generator=g)
+    proto = opbridge.export(MulticlassNms(), (boxes, scores), exporter=exporter)
+    assert custom_nodes(proto) == ["opbridge::MulticlassNms"]
+    (actual,) = opbridge.create_session(proto).run(None, {"boxes": boxes.numpy(), "scores": scores.numpy()})
+    np.testing.assert_array_equal(actual, MulticlassNms()(boxes, scores).numpy())
+
+
+def test_nms_compat_mmcv():
+    proto = opbridge.export(TorchvisionNms(False), nms_model_inputs(), compat="mmcv")
+    assert custom_nodes(proto) == ["mmcv::NonMaxSuppression"]
+    with pytest.raises(ValueError, match="opbridge::BatchedNms has no mmcv identity"):
+        opbridge.export(TorchvisionNms(True), nms_model_inputs(), compat="mmcv")
