@@ -40,9 +40,10 @@ Status MakeMulticlassNmsParams(float iou_threshold, float score_threshold,
   return Status::Ok();
 }
 
-Status CheckNmsShapes(const Shape& boxes, const Shape& scores, const Shape* idxs) {
-  if (boxes.size() != 2 || boxes[1] != 4) {
-    return Status::Error("boxes must have shape [N, 4] (x1, y1, x2, y2), got shape ", ShapeToString(boxes));
+Status CheckBoxListShapes(const Shape& boxes, const Shape& scores, const Shape* idxs, int64_t box_size,
+                          const char* layout) {
+  if (boxes.size() != 2 || boxes[1] != box_size) {
+    return Status::Error("boxes must have shape [N, ", box_size, "] (", layout, "), got shape ", ShapeToString(boxes));
   }
   if (boxes[0] > kMaxNmsBoxes) {
     return Status::Error("boxes has ", boxes[0], " rows; at most ", kMaxNmsBoxes, " are supported");
@@ -56,6 +57,10 @@ Status CheckNmsShapes(const Shape& boxes, const Shape& scores, const Shape* idxs
                          ShapeToString(*idxs));
   }
   return Status::Ok();
+}
+
+Status CheckNmsShapes(const Shape& boxes, const Shape& scores, const Shape* idxs) {
+  return CheckBoxListShapes(boxes, scores, idxs, 4, "x1, y1, x2, y2");
 }
 
 Status CheckMulticlassNmsShapes(const Shape& boxes, const Shape& scores, int64_t box_size) {

@@ -39,6 +39,9 @@ Status CheckScoreThreshold(const char* name, float value);
 
 // Shape rules: boxes [N, 4], scores [N], and idxs [N] when not null.
 Status CheckNmsShapes(const Shape& boxes, const Shape& scores, const Shape* idxs);
+// The same for any box layout: boxes [N, box_size] (`layout` names the columns in messages).
+Status CheckBoxListShapes(const Shape& boxes, const Shape& scores, const Shape* idxs, int64_t box_size,
+                          const char* layout);
 // Shape rules of the multi-class layout: boxes [B, N, box_size], scores [B, C, N].
 Status CheckMulticlassNmsShapes(const Shape& boxes, const Shape& scores, int64_t box_size);
 

@@ -25,8 +25,10 @@ class HeapScratchAllocator final : public ScratchAllocator {
 // A block of scratch memory owned for a scope.
 class ScratchBlock {
  public:
+  // A request for 0 bytes gets a byte, so that an empty problem is not mistaken for a failed
+  // allocation (ORT's allocator returns null for 0 bytes).
   ScratchBlock(ScratchAllocator& allocator, size_t bytes)
-      : allocator_(allocator), data_(allocator.Allocate(bytes)) {}
+      : allocator_(allocator), data_(allocator.Allocate(bytes > 0 ? bytes : 1)) {}
   ~ScratchBlock() {
     if (data_ != nullptr) allocator_.Free(data_);
   }

@@ -6,7 +6,11 @@
 #include "ort/op_adapter.h"
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
+#include "ort/ops/heatmaps_to_keypoints.h"
+#include "ort/ops/multi_scale_roi_align.h"
 #include "ort/ops/nms.h"
+#include "ort/ops/nms_rotated.h"
+#include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
 #include "ort/ops/soft_nms.h"
 
@@ -40,6 +44,12 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<BatchedNmsOp>("opbridge", "BatchedNms", "nms"),
       Op<MulticlassNmsOp>("opbridge", "MulticlassNms", "nms"),
       Op<NmsOp>("mmcv", "NonMaxSuppression", "nms"),
+      Op<MultiScaleRoiAlignOp>("opbridge", "MultiScaleRoiAlign", "multi_scale_roi_align"),
+      Op<NmsRotatedOp>("opbridge", "NmsRotated", "nms_rotated"),
+      Op<MulticlassNmsRotatedOp>("opbridge", "MulticlassNmsRotated", "nms_rotated"),
+      Op<MulticlassNmsRotatedOp>("mmdeploy", "NMSRotated", "nms_rotated"),
+      Op<PasteMasksOp>("opbridge", "PasteMasks", "paste_masks"),
+      Op<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
   };
   return *ops;
 }

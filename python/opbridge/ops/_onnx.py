@@ -31,6 +31,16 @@ class FunctionPatch:
 
 
 @dataclasses.dataclass(frozen=True)
+class AttributePatch:
+    """Replaces the attribute `name` of `owner` (a method of a class, say) during opbridge.export.
+    The replacement must compute the same results."""
+
+    owner: object
+    name: str
+    replacement: Callable
+
+
+@dataclasses.dataclass(frozen=True)
 class ExportMapping:
     """How one op reaches ONNX: translations for the dynamo exporter (keyed by torch op overload),
     symbolics for the legacy exporter (keyed by "namespace::op" name), dynamo translations to
@@ -41,7 +51,7 @@ class ExportMapping:
     dynamo: dict = dataclasses.field(default_factory=dict)
     legacy: dict[str, Callable] = dataclasses.field(default_factory=dict)
     standard: dict = dataclasses.field(default_factory=dict)
-    patches: tuple[FunctionPatch, ...] = ()
+    patches: tuple[FunctionPatch | AttributePatch, ...] = ()
 
 
 def symbolic_helper():

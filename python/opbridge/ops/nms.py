@@ -93,6 +93,12 @@ def _multiclass_nms_op(boxes: Tensor, scores: Tensor, iou_threshold: float, scor
             or scores.shape[2] != boxes.shape[1]:
         raise ValueError(f"multiclass_nms: boxes must be [B, N, 4] and scores [B, C, N], got "
                          f"{list(boxes.shape)} and {list(scores.shape)}")
+    if not 0.0 <= iou_threshold <= 1.0:
+        raise ValueError(f"multiclass_nms: iou_threshold must lie in [0, 1], got {iou_threshold}")
+    if score_threshold != score_threshold:
+        raise ValueError("multiclass_nms: score_threshold must not be NaN")
+    if max_output_boxes_per_class < -1:
+        raise ValueError(f"multiclass_nms: max_output_boxes_per_class must be -1 or >= 0, got {max_output_boxes_per_class}")
     rows = []
     for b in range(boxes.shape[0]):
         for c in range(scores.shape[1]):

@@ -14,6 +14,7 @@
 #include "core/parallel.h"
 #include "core/scratch.h"
 #include "core/status.h"
+#include "kernels/cpu/nms_drivers.h"
 
 namespace opbridge::cpu {
 
@@ -50,9 +51,6 @@ Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, cons
                      int64_t classes, int64_t n, int32_t* kept_boxes, int64_t* kept_counts,
                      ScratchAllocator& scratch, const TaskRunner& runner);
 
-// Writes the (batch, class, box) rows of the multi-class kernels' results, batch-major, then
-// class, then score order, to rows [sum of kept_counts, 3].
-void WriteSelectedRows(const int32_t* kept_boxes, const int64_t* kept_counts, int64_t batch, int64_t classes,
-                       int64_t cap, int64_t* rows);
+// The rows of the results: WriteSelectedRows in nms_drivers.h.
 
 }  // namespace opbridge::cpu

@@ -242,7 +242,7 @@ void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& 
 
 Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
                 int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
-                const TaskRunner& runner) {
+                const TaskRunner& runner, const int64_t* output_rows) {
   (void)batch;
   const int64_t out_h = p.output_height, out_w = p.output_width;
   const int64_t plane = height * width;
@@ -274,7 +274,8 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
       std::vector<float> row_sums(group.max_ids * static_cast<size_t>(out_w));
       for (size_t k = 0; k < group.rois.size(); ++k) {
         const PreparedRoi& r = group.rois[k];
-        float* out = output + ((first + static_cast<int64_t>(k)) * channels + c) * bins;
+        const int64_t index = first + static_cast<int64_t>(k);
+        float* out = output + ((output_rows ? output_rows[index] : index) * channels + c) * bins;
         if (!r.finite) {  // NaN or infinite box: the result is undefined, say so with NaN
           std::fill(out, out + bins, std::numeric_limits<float>::quiet_NaN());
           continue;

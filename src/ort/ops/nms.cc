@@ -2,8 +2,6 @@
 // mmcv::NonMaxSuppression.
 #include "ort/ops/nms.h"
 
-#include <cstring>
-
 #include "kernels/cpu/nms.h"
 
 namespace opbridge::ort {
@@ -70,22 +68,11 @@ Status NmsOp::Run(const OrtApi& api, OrtKernelContext* ctx, bool with_categories
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
   if (with_categories) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &idxs));
   OPBRIDGE_RETURN_IF_ERROR(CheckNmsShapes(boxes.shape, scores.shape, with_categories ? &idxs.shape : nullptr));
-  const int64_t n = boxes.shape[0];
-  OrtScratchAllocator scratch(api, ctx);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  // The kept count is known only after the run: keep into scratch, then copy out.
-  const size_t bytes = ArenaBytes<int64_t>(n) + 64;
-  ScratchBlock block(scratch, bytes);
-  if (block.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
-  auto* keep = static_cast<int64_t*>(block.data());
-  int64_t kept = 0;
-  OPBRIDGE_RETURN_IF_ERROR(cpu::Nms(params_, boxes.Data<float>(), scores.Data<float>(),
-                                    with_categories ? idxs.Data<int64_t>() : nullptr, n, keep, &kept, scratch,
-                                    OrtTaskRunner(api, ctx)));
-  void* out = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {kept}, &out));
-  if (kept > 0) std::memcpy(out, keep, sizeof(int64_t) * static_cast<size_t>(kept));
-  return Status::Ok();
+  return OutputKeptIndices(api, ctx, boxes.shape[0], [&](ScratchAllocator& scratch, int64_t* keep, int64_t* kept) {
+    return cpu::Nms(params_, boxes.Data<float>(), scores.Data<float>(),
+                    with_categories ? idxs.Data<int64_t>() : nullptr, boxes.shape[0], keep, kept, scratch,
+                    OrtTaskRunner(api, ctx));
+  });
 }
 
 Status NmsOp::InferShape(const ShapeInference& infer) { return InferKeptRows(infer, kInt64, 0); }
@@ -118,22 +105,11 @@ Status MulticlassNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const 
   OPBRIDGE_RETURN_IF_ERROR(CheckMulticlassNmsShapes(boxes.shape, scores.shape, 4));
   const int64_t batch = boxes.shape[0], n = boxes.shape[1], classes = scores.shape[1];
   const int64_t cap = cpu::MulticlassNmsCapacity(params_, n);
-  OrtScratchAllocator scratch(api, ctx);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  const size_t bytes = ArenaBytes<int32_t>(batch * classes * cap) + ArenaBytes<int64_t>(batch * classes);
-  ScratchBlock block(scratch, bytes);
-  if (block.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
-  Arena arena(block.data(), bytes);
-  int32_t* kept_boxes = arena.Take<int32_t>(batch * classes * cap);
-  int64_t* kept_counts = arena.Take<int64_t>(batch * classes);
-  OPBRIDGE_RETURN_IF_ERROR(cpu::MulticlassNms(params_, boxes.Data<float>(), scores.Data<float>(), batch, classes, n,
-                                              kept_boxes, kept_counts, scratch, OrtTaskRunner(api, ctx)));
-  int64_t rows = 0;
-  for (int64_t bc = 0; bc < batch * classes; ++bc) rows += kept_counts[bc];
-  void* out = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 3}, &out));
-  cpu::WriteSelectedRows(kept_boxes, kept_counts, batch, classes, cap, static_cast<int64_t*>(out));
-  return Status::Ok();
+  return OutputSelectedRows(api, ctx, batch, classes, cap,
+                            [&](ScratchAllocator& scratch, int32_t* kept_boxes, int64_t* kept_counts) {
+    return cpu::MulticlassNms(params_, boxes.Data<float>(), scores.Data<float>(), batch, classes, n, kept_boxes,
+                              kept_counts, scratch, OrtTaskRunner(api, ctx));
+  });
 }
 
 Status MulticlassNmsOp::InferShape(const ShapeInference& infer) { return InferKeptRows(infer, kInt64, 3); }

@@ -1,9 +1,11 @@
 // Axis-aligned NMS ORT glue.
 #pragma once
 
+#include <cstring>
 #include <memory>
 
 #include "core/nms.h"
+#include "kernels/cpu/nms_drivers.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -47,5 +49,46 @@ class MulticlassNmsOp {
 // Shape inference of an op whose one output is [K] or [K, columns] with K known only at run
 // time (columns 0: rank 1).
 Status InferKeptRows(const ShapeInference& infer, ONNXTensorElementDataType type, int64_t columns);
+
+// The NMS ops' outputs, whose size the kernel finds out. OutputKeptIndices runs
+// kernel(scratch, keep, &kept), which writes up to n indices to keep (scratch memory), and copies
+// them to output 0 as [kept]. OutputSelectedRows runs kernel(scratch, kept_boxes, kept_counts)
+// for the multi-class layout (cap boxes per batch and class) and writes output 0 as the
+// [rows, 3] (batch, class, box) rows.
+template <class Kernel>
+Status OutputKeptIndices(const OrtApi& api, OrtKernelContext* ctx, int64_t n, Kernel&& kernel) {
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  const size_t bytes = ArenaBytes<int64_t>(n);
+  ScratchBlock block(scratch, bytes);
+  if (block.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
+  auto* keep = static_cast<int64_t*>(block.data());
+  int64_t kept = 0;
+  OPBRIDGE_RETURN_IF_ERROR(kernel(scratch, keep, &kept));
+  void* out = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {kept}, &out));
+  if (kept > 0) std::memcpy(out, keep, sizeof(int64_t) * static_cast<size_t>(kept));
+  return Status::Ok();
+}
+
+template <class Kernel>
+Status OutputSelectedRows(const OrtApi& api, OrtKernelContext* ctx, int64_t batch, int64_t classes, int64_t cap,
+                          Kernel&& kernel) {
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  const size_t bytes = ArenaBytes<int32_t>(batch * classes * cap) + ArenaBytes<int64_t>(batch * classes);
+  ScratchBlock block(scratch, bytes);
+  if (block.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
+  Arena arena(block.data(), bytes);
+  int32_t* kept_boxes = arena.Take<int32_t>(batch * classes * cap);
+  int64_t* kept_counts = arena.Take<int64_t>(batch * classes);
+  OPBRIDGE_RETURN_IF_ERROR(kernel(scratch, kept_boxes, kept_counts));
+  int64_t rows = 0;
+  for (int64_t bc = 0; bc < batch * classes; ++bc) rows += kept_counts[bc];
+  void* out = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 3}, &out));
+  cpu::WriteSelectedRows(kept_boxes, kept_counts, batch, classes, cap, static_cast<int64_t*>(out));
+  return Status::Ok();
+}
 
 }  // namespace opbridge::ort

@@ -1,0 +1,203 @@
+"""Multi-scale RoIAlign: torchvision's MultiScaleRoIAlign as one PyTorch op and one ONNX node.
+
+torchvision's R-CNN models pool their RoIs with ``torchvision.ops.MultiScaleRoIAlign``, whose core
+(``poolers._multiscale_roi_align``) assigns every RoI to a pyramid level and runs one RoIAlign per
+level on the RoIs of that level: data-dependent sizes torch.export cannot trace, and a graph of
+RoiAlign, gather and scatter nodes with the legacy exporter. Inside ``opbridge.export`` that core
+is replaced by ``opbridge.ops.multi_scale_roi_align``, a ``torch.library`` op with torchvision's
+numerics and a fake implementation, which exports to one ``opbridge::MultiScaleRoiAlign`` node.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+import torchvision
+from onnxscript import FLOAT
+from torch import Tensor
+from torchvision.ops import poolers
+
+import onnxscript
+
+from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, FunctionPatch, symbolic_helper
+
+MAX_LEVELS = 5  # feature maps one exported node takes (torchvision's FPNs use up to 4, mmdet's 5)
+
+
+def multi_scale_roi_align(
+    features: list[Tensor],
+    rois: Tensor,
+    output_size: int | tuple[int, int],
+    sampling_ratio: int,
+    spatial_scales: list[float],
+    canonical_scale: int = 224,
+    canonical_level: int = 4,
+    aligned: bool = False,
+) -> Tensor:
+    """torchvision's multi-scale RoIAlign on RoIs (batch_index, x1, y1, x2, y2).
+
+    Args:
+        features: the pyramid's feature maps [N, C, H_l, W_l], finest first.
+        rois: [R, 5] in image coordinates.
+        output_size: (output_height, output_width), or one int for both.
+        sampling_ratio: samples per bin side; <= 0: adaptive.
+        spatial_scales: one per feature map (1 / stride), as MultiScaleRoIAlign infers them.
+        canonical_scale, canonical_level: the level mapper's (FPN paper, eq. 1).
+        aligned: RoIAlign's aligned flag (torchvision's MultiScaleRoIAlign uses False).
+
+    Returns:
+        [R, C, output_height, output_width]
+    """
+    out_h, out_w = (output_size, output_size) if isinstance(output_size, int) else output_size
+    return torch.ops.opbridge.multi_scale_roi_align(
+        list(features), rois, int(out_h), int(out_w), int(sampling_ratio), [float(s) for s in spatial_scales],
+        int(canonical_scale), int(canonical_level), bool(aligned))
+
+
+def level_range(spatial_scales: Sequence[float]) -> tuple[int, int]:
+    """The (k_min, k_max) torchvision's _setup_scales derives from the first and the last scale."""
+    k_min = -torch.log2(torch.tensor(spatial_scales[0], dtype=torch.float32)).item()
+    k_max = -torch.log2(torch.tensor(spatial_scales[-1], dtype=torch.float32)).item()
+    return int(k_min), int(k_max)
+
+
+@torch.library.custom_op("opbridge::multi_scale_roi_align", mutates_args=())
+def _multi_scale_roi_align_op(
+    features: list[Tensor], rois: Tensor, output_height: int, output_width: int, sampling_ratio: int,
+    spatial_scales: list[float], canonical_scale: int, canonical_level: int, aligned: bool,
+) -> Tensor:
+    if len(features) != len(spatial_scales) or not features:
+        raise ValueError(f"multi_scale_roi_align: {len(features)} feature maps but {len(spatial_scales)} scales")
+    if rois.dim() != 2 or rois.shape[1] != 5:
+        raise ValueError(f"multi_scale_roi_align: rois must have shape [R, 5], got {list(rois.shape)}")
+    return multi_scale_roi_align_eager(features, rois, output_height, output_width, sampling_ratio, spatial_scales,
+                                       canonical_scale, canonical_level, aligned)
+
+
+@_multi_scale_roi_align_op.register_fake
+def _(features, rois, output_height, output_width, sampling_ratio, spatial_scales, canonical_scale, canonical_level,
+      aligned):
+    return features[0].new_empty((rois.shape[0], features[0].shape[1], output_height, output_width))
+
+
+def multi_scale_roi_align_eager(features, rois, output_height, output_width, sampling_ratio, spatial_scales,
+                                canonical_scale, canonical_level, aligned):
+    """torchvision's _multiscale_roi_align, step for step, on RoIs with their batch indices."""
+    output_size = (output_height, output_width)
+    if len(features) == 1:
+        return torchvision.ops.roi_align(features[0], rois, output_size, spatial_scales[0], sampling_ratio, aligned)
+    k_min, k_max = level_range(spatial_scales)
+    levels = poolers.LevelMapper(k_min, k_max, canonical_scale, canonical_level)([rois[:, 1:]])
+    result = features[0].new_zeros((rois.shape[0], features[0].shape[1]) + output_size)
+    for level, (feature, scale) in enumerate(zip(features, spatial_scales)):
+        index = torch.where(levels == level)[0]
+        pooled = torchvision.ops.roi_align(feature, rois[index], output_size, scale, sampling_ratio, aligned)
+        result[index] = pooled.to(result.dtype)
+    return result
+
+
+def _multiscale_roi_align_replacement(x_filtered, boxes, output_size, sampling_ratio, scales, mapper):
+    """What torchvision.ops.poolers._multiscale_roi_align becomes inside opbridge.export."""
+    if scales is None or mapper is None:
+        raise ValueError("scales and mapper should not be None")
+    if len(x_filtered) > MAX_LEVELS:
+        raise ValueError(f"opbridge.export: MultiScaleRoIAlign over {len(x_filtered)} feature maps; "
+                         f"opbridge::MultiScaleRoiAlign takes at most {MAX_LEVELS}")
+    if len(x_filtered) > 1 and ((mapper.k_min, mapper.k_max) != level_range(scales) or mapper.eps != 1e-6):
+        raise ValueError("opbridge.export: this MultiScaleRoIAlign's level mapper (k_min, k_max, eps = "
+                         f"{mapper.k_min}, {mapper.k_max}, {mapper.eps}) is not the one torchvision derives from "
+                         f"its scales {list(scales)}; opbridge::MultiScaleRoiAlign computes torchvision's")
+    rois = poolers._convert_to_roi_format(boxes)
+    return multi_scale_roi_align(x_filtered, rois, tuple(output_size), sampling_ratio, scales, mapper.s0, mapper.lvl0)
+
+
+# --- export mappings ----------------------------------------------------------------------------
+# A node takes the RoIs and then a variable number of feature maps. Scripted functions have a fixed
+# arity, so there is one per level count, and a Python dispatcher picks it.
+
+
+@onnxscript.script(WRAPPERS)
+def _msra_1(rois: FLOAT, f0: FLOAT, output_height: int, output_width: int, sampling_ratio: int,
+            spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int, aligned: int) -> FLOAT:
+    return OPBRIDGE.MultiScaleRoiAlign(
+        rois, f0, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
+        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
+        aligned=aligned)
+
+
+@onnxscript.script(WRAPPERS)
+def _msra_2(rois: FLOAT, f0: FLOAT, f1: FLOAT, output_height: int, output_width: int, sampling_ratio: int,
+            spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int, aligned: int) -> FLOAT:
+    return OPBRIDGE.MultiScaleRoiAlign(
+        rois, f0, f1, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
+        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
+        aligned=aligned)
+
+
+@onnxscript.script(WRAPPERS)
+def _msra_3(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, output_height: int, output_width: int,
+            sampling_ratio: int, spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int,
+            aligned: int) -> FLOAT:
+    return OPBRIDGE.MultiScaleRoiAlign(
+        rois, f0, f1, f2, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
+        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
+        aligned=aligned)
+
+
+@onnxscript.script(WRAPPERS)
+def _msra_4(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, output_height: int, output_width: int,
+            sampling_ratio: int, spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int,
+            aligned: int) -> FLOAT:
+    return OPBRIDGE.MultiScaleRoiAlign(
+        rois, f0, f1, f2, f3, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
+        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
+        aligned=aligned)
+
+
+@onnxscript.script(WRAPPERS)
+def _msra_5(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, f4: FLOAT, output_height: int,
+            output_width: int, sampling_ratio: int, spatial_scales: Sequence[float], canonical_scale: int,
+            canonical_level: int, aligned: int) -> FLOAT:
+    return OPBRIDGE.MultiScaleRoiAlign(
+        rois, f0, f1, f2, f3, f4, output_height=output_height, output_width=output_width,
+        sampling_ratio=sampling_ratio, spatial_scales=spatial_scales, canonical_scale=canonical_scale,
+        canonical_level=canonical_level, aligned=aligned)
+
+
+_BY_LEVELS = {1: _msra_1, 2: _msra_2, 3: _msra_3, 4: _msra_4, 5: _msra_5}
+assert len(_BY_LEVELS) == MAX_LEVELS
+
+
+def _multi_scale_roi_align_onnx(features, rois, output_height, output_width, sampling_ratio, spatial_scales,
+                                canonical_scale, canonical_level, aligned):
+    """Dynamo translation (parameter names are the op schema's)."""
+    return _BY_LEVELS[len(features)](
+        rois, *features, output_height=int(output_height), output_width=int(output_width),
+        sampling_ratio=int(sampling_ratio), spatial_scales=[float(s) for s in spatial_scales],
+        canonical_scale=int(canonical_scale), canonical_level=int(canonical_level), aligned=int(bool(aligned)))
+
+
+def _multi_scale_roi_align_symbolic(g, features, rois, output_height, output_width, sampling_ratio, spatial_scales,
+                                    canonical_scale, canonical_level, aligned):
+    helper = symbolic_helper()
+    args = helper._parse_arg
+    maps = helper._unpack_list(features)
+    out_h, out_w = args(output_height, "i"), args(output_width, "i")
+    out = g.op(
+        "opbridge::MultiScaleRoiAlign", rois, *maps, output_height_i=out_h, output_width_i=out_w,
+        sampling_ratio_i=args(sampling_ratio, "i"), spatial_scales_f=args(spatial_scales, "fs"),
+        canonical_scale_i=args(canonical_scale, "i"), canonical_level_i=args(canonical_level, "i"),
+        aligned_i=int(args(aligned, "b")),
+    )
+    size = helper._get_tensor_dim_size
+    out.setType(maps[0].type().with_sizes([size(rois, 0), size(maps[0], 1), out_h, out_w]))
+    return out
+
+
+EXPORT = ExportMapping(
+    kernel="multi_scale_roi_align",
+    dynamo={torch.ops.opbridge.multi_scale_roi_align.default: _multi_scale_roi_align_onnx},
+    legacy={"opbridge::multi_scale_roi_align": _multi_scale_roi_align_symbolic},
+    patches=(FunctionPatch(poolers._multiscale_roi_align, _multiscale_roi_align_replacement),),
+)

@@ -1,0 +1,191 @@
+// The drivers every NMS-family kernel shares: they split a call into independent greedy
+// problems (one per category of a box list, or one per batch and class of the multi-class
+// layout), order each by score, hand it to the op's Problem and collect the kept boxes.
+// Problems run as parallel tasks and write only their own results, so the output does not
+// depend on the thread count; one problem is sequential (greedy NMS is by nature).
+//
+// A Problem (nms.cc's AxisAlignedProblem, nms_rotated.cc's RotatedProblem, ...) holds the op's
+// parameters and, once carved out of scratch memory, one problem's boxes in processing order:
+//   static size_t Bytes(int64_t count);                  scratch for `count` candidates
+//   void Carve(Arena* arena, int64_t count);
+//   void Gather(const float* boxes, const int32_t* positions, int64_t count);
+//   void Suppress(int64_t count, int64_t max_kept);      fills kept[0, count)
+//   uint8_t* kept;
+// Each task copies the prototype Problem the kernel passes and carves its own memory.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/parallel.h"
+#include "core/scratch.h"
+#include "core/status.h"
+#include "kernels/cpu/greedy_nms.h"
+
+namespace opbridge::cpu {
+
+// Writes the positions and values of the scores > threshold (a NaN never is); returns the count.
+int64_t FilterAbove(const float* scores, int64_t n, float threshold, int32_t* positions, float* values);
+
+// Groups ranks 0..n-1 (positions in score order) by category, keeping rank order inside each
+// category. Writes the grouped ranks and the start of every run (runs + 1 entries).
+void GroupByCategory(const int64_t* categories, const int32_t* order, int64_t n, int32_t* grouped,
+                     std::vector<int64_t>* run_starts);
+
+// Candidates per task when many small problems are batched into one task.
+constexpr int64_t kTaskCandidates = 4096;
+
+// A box list, optionally split into categories that do not suppress each other: writes the
+// kept indices to keep (room for n) in descending score order, ties by index, and their count.
+template <class Problem>
+Status KeepPerCategory(const Problem& prototype, const float* boxes, const float* scores, const int64_t* categories,
+                       int64_t n, int64_t* keep, int64_t* num_kept, ScratchAllocator& scratch,
+                       const TaskRunner& runner) {
+  *num_kept = 0;
+  if (n == 0) return Status::Ok();
+  // Per call: the score order, the ranks grouped by category, and a kept flag per rank.
+  const size_t call_bytes = ArenaBytes<int32_t>(n) * 2 + ArenaBytes<uint8_t>(n) +
+                            ArenaBytes<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(n) / 8 + 1));
+  ScratchBlock call_block(scratch, call_bytes);
+  if (call_block.data() == nullptr) return Status::Error("could not allocate ", call_bytes, " bytes of scratch memory");
+  Arena call(call_block.data(), call_bytes);
+  int32_t* order = call.Take<int32_t>(n);
+  int32_t* grouped = call.Take<int32_t>(n);
+  uint8_t* kept_by_rank = call.Take<uint8_t>(n);
+  void* sort_scratch = call.Take<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(n) / 8 + 1));
+  ScoreOrder(scores, n, order, sort_scratch);
+  std::memset(kept_by_rank, 0, static_cast<size_t>(n));
+
+  std::vector<int64_t> run_starts;
+  if (categories == nullptr) {
+    for (int64_t r = 0; r < n; ++r) grouped[r] = static_cast<int32_t>(r);
+    run_starts = {0, n};
+  } else {
+    GroupByCategory(categories, order, n, grouped, &run_starts);
+  }
+  // Tasks: consecutive runs adding up to about kTaskCandidates candidates.
+  std::vector<size_t> task_first_run = {0};
+  int64_t in_task = 0;
+  for (size_t run = 0; run + 1 < run_starts.size(); ++run) {
+    in_task += run_starts[run + 1] - run_starts[run];
+    if (in_task >= kTaskCandidates && run + 2 < run_starts.size()) {
+      task_first_run.push_back(run + 1);
+      in_task = 0;
+    }
+  }
+  task_first_run.push_back(run_starts.size() - 1);
+
+  std::atomic<bool> out_of_memory{false};
+  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, task_first_run.size() - 1, [&](size_t task) {
+    const size_t first = task_first_run[task], last = task_first_run[task + 1];
+    int64_t largest = 0;
+    for (size_t run = first; run < last; ++run) largest = std::max(largest, run_starts[run + 1] - run_starts[run]);
+    const size_t bytes = ArenaBytes<int32_t>(largest) + Problem::Bytes(largest);
+    ScratchBlock block(scratch, bytes);
+    if (block.data() == nullptr) {
+      out_of_memory = true;
+      return;
+    }
+    Arena arena(block.data(), bytes);
+    int32_t* positions = arena.Take<int32_t>(largest);
+    Problem problem = prototype;
+    problem.Carve(&arena, largest);
+    for (size_t run = first; run < last; ++run) {
+      const int32_t* ranks = grouped + run_starts[run];
+      const int64_t count = run_starts[run + 1] - run_starts[run];
+      for (int64_t k = 0; k < count; ++k) positions[k] = order[ranks[k]];
+      problem.Gather(boxes, positions, count);
+      problem.Suppress(count, -1);
+      for (int64_t k = 0; k < count; ++k) {
+        if (problem.kept[k]) kept_by_rank[ranks[k]] = 1;
+      }
+    }
+  }));
+  if (out_of_memory) return Status::Error("could not allocate scratch memory for ", n, " boxes");
+  int64_t count = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    if (kept_by_rank[r]) keep[count++] = order[r];
+  }
+  *num_kept = count;
+  return Status::Ok();
+}
+
+// The multi-class layout: boxes [batch, n, box_size], scores [batch, classes, n]. Per (b, c)
+// problem, the boxes scoring > score_threshold take part and at most `cap` are kept: their box
+// indices in descending score order go to kept_boxes[(b * classes + c) * cap ...] and their count
+// to kept_counts[b * classes + c].
+template <class Problem>
+Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_t box_size, const float* scores,
+                            int64_t batch, int64_t classes, int64_t n, float score_threshold, int64_t cap,
+                            int32_t* kept_boxes, int64_t* kept_counts, ScratchAllocator& scratch,
+                            const TaskRunner& runner) {
+  const int64_t problems = batch * classes;
+  std::fill(kept_counts, kept_counts + problems, int64_t{0});
+  if (problems == 0 || n == 0 || cap == 0) return Status::Ok();
+  // At most 64 tasks, each taking a contiguous range of (batch, class) problems. A task filters
+  // a problem's candidates into buffers of n, then takes scratch sized for the candidates only
+  // (usually a small fraction of n), reusing it while it is large enough.
+  const int64_t per_task = (problems + 63) / 64;
+  const int64_t tasks = (problems + per_task - 1) / per_task;
+  std::atomic<bool> out_of_memory{false};
+  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(tasks), [&](size_t task) {
+    const size_t filter_bytes = ArenaBytes<int32_t>(n) + ArenaBytes<float>(n);
+    ScratchBlock filter_block(scratch, filter_bytes);
+    if (filter_block.data() == nullptr) {
+      out_of_memory = true;
+      return;
+    }
+    Arena filter_arena(filter_block.data(), filter_bytes);
+    int32_t* candidates = filter_arena.Take<int32_t>(n);
+    float* candidate_scores = filter_arena.Take<float>(n);
+    auto problem_bytes = [](int64_t count) {
+      return ArenaBytes<int32_t>(count) +
+             ArenaBytes<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1)) +
+             Problem::Bytes(count);
+    };
+    int64_t capacity = -1;
+    void* memory = nullptr;
+    const int64_t end = std::min(problems, static_cast<int64_t>(task + 1) * per_task);
+    for (int64_t bc = static_cast<int64_t>(task) * per_task; bc < end; ++bc) {
+      const int64_t b = bc / classes;
+      const int64_t count = FilterAbove(scores + bc * n, n, score_threshold, candidates, candidate_scores);
+      if (count > capacity) {
+        if (memory != nullptr) scratch.Free(memory);
+        capacity = std::max<int64_t>(count, 256);
+        memory = scratch.Allocate(problem_bytes(capacity));
+        if (memory == nullptr) {
+          out_of_memory = true;
+          return;
+        }
+      }
+      Arena arena(memory, problem_bytes(capacity));
+      int32_t* order = arena.Take<int32_t>(count);
+      void* sort_scratch = arena.Take<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1));
+      Problem problem = prototype;
+      problem.Carve(&arena, count);
+      ScoreOrder(candidate_scores, count, order, sort_scratch);
+      for (int64_t k = 0; k < count; ++k) order[k] = candidates[order[k]];
+      problem.Gather(boxes + b * n * box_size, order, count);
+      problem.Suppress(count, cap);
+      int32_t* out = kept_boxes + bc * cap;
+      int64_t kept = 0;
+      for (int64_t k = 0; k < count && kept < cap; ++k) {
+        if (problem.kept[k]) out[kept++] = order[k];
+      }
+      kept_counts[bc] = kept;
+    }
+    if (memory != nullptr) scratch.Free(memory);
+  }));
+  if (out_of_memory) return Status::Error("could not allocate scratch memory for ", n, " boxes");
+  return Status::Ok();
+}
+
+// Writes the (batch, class, box) rows of KeepPerBatchAndClass's results, batch-major, then
+// class, then score order, to rows [sum of kept_counts, 3].
+void WriteSelectedRows(const int32_t* kept_boxes, const int64_t* kept_counts, int64_t batch, int64_t classes,
+                       int64_t cap, int64_t* rows);
+
+}  // namespace opbridge::cpu

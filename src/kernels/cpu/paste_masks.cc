@@ -1,0 +1,189 @@
+// Mask R-CNN mask pasting CPU kernel. The semantics, and the boxes torchvision cannot handle,
+// are described in paste_masks.h; the interpolation arithmetic in interpolate.h.
+//
+// Work layout: one task per band of about kTaskPixels output pixels (whole rows) of one mask's
+// plane, so that a single large image still spreads over threads. A task zeroes its rows outside
+// the pasted rectangle and computes the rectangle's pixels in them. Every output element is
+// written by exactly one task, and each value is computed independently of the others, so results
+// do not depend on the thread count.
+#include "kernels/cpu/paste_masks.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+
+#include "kernels/cpu/interpolate.h"
+
+namespace opbridge::cpu {
+namespace {
+
+constexpr int64_t kTaskPixels = int64_t{1} << 16;
+
+// Where one mask lands: the integer box, the size torchvision resizes the padded mask to, and the
+// part of the resized mask inside the image.
+struct Placement {
+  bool pastes;                             // false: the plane stays zero
+  int64_t left, top;                       // b0, b1: image position of resized pixel (0, 0)
+  int64_t out_w, out_h;                    // the resize's output size
+  int64_t x_begin, x_end, y_begin, y_end;  // image pixels written, end exclusive
+};
+
+// Magnitude from which an expanded coordinate pastes nothing (see paste_masks.h): below it the
+// int64 box and b2 - b0 + 1 are exact.
+constexpr float kMaxBoxCoordinate = 0x1p62f;
+
+Placement Place(const float* box, float scale, int64_t image_h, int64_t image_w) {
+  Placement p{};
+  p.pastes = false;
+  // expand_boxes, in float32, in torchvision's order of operations.
+  float w_half = (box[2] - box[0]) * 0.5f;
+  float h_half = (box[3] - box[1]) * 0.5f;
+  const float x_c = (box[2] + box[0]) * 0.5f;
+  const float y_c = (box[3] + box[1]) * 0.5f;
+  w_half = w_half * scale;
+  h_half = h_half * scale;
+  const float expanded[4] = {x_c - w_half, y_c - h_half, x_c + w_half, y_c + h_half};
+  int64_t b[4];
+  for (int i = 0; i < 4; ++i) {
+    if (!(std::fabs(expanded[i]) < kMaxBoxCoordinate)) return p;  // NaN, infinite or huge
+    b[i] = static_cast<int64_t>(expanded[i]);                        // .to(int64): toward zero
+  }
+  p.left = b[0];
+  p.top = b[1];
+  p.out_w = std::max<int64_t>(b[2] - b[0] + 1, 1);
+  p.out_h = std::max<int64_t>(b[3] - b[1] + 1, 1);
+  p.x_begin = std::max<int64_t>(b[0], 0);
+  p.x_end = std::min<int64_t>(b[2] + 1, image_w);
+  p.y_begin = std::max<int64_t>(b[1], 0);
+  p.y_end = std::min<int64_t>(b[3] + 1, image_h);
+  p.pastes = p.x_begin < p.x_end && p.y_begin < p.y_end;
+  return p;
+}
+
+// The horizontal taps of the pasted columns, as arrays (indices into a padded-mask row).
+struct ColumnTaps {
+  int32_t *i0, *i1;
+  float *l0, *l1;
+};
+
+// One output row of the pasted part, PyTorch's generic bilinear kernel (output h + w > 128):
+// interpolate along the row on source rows r0 and r1, then between them, each step
+// `a * b + c * d` fused by PyTorch's FMA builds as fma(a, b, c * d).
+// Compiled for x86-64-v3 too, where std::fma is one instruction instead of a libm call; the
+// results are identical.
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void PasteRowGeneric(
+    const float* r0, const float* r1, float lh0, float lh1, ColumnTaps cols, int64_t count, float* out) {
+  for (int64_t x = 0; x < count; ++x) {
+    const float l0 = cols.l0[x], l1 = cols.l1[x];
+    const int32_t i0 = cols.i0[x], i1 = cols.i1[x];
+    const float t0 = std::fma(r0[i0], l0, r0[i1] * l1);
+    const float t1 = std::fma(r1[i0], l0, r1[i1] * l1);
+    out[x] = std::fma(t0, lh0, t1 * lh1);
+  }
+}
+
+// The same for PyTorch's channels-last kernel (output h + w <= 128; with one channel it runs its
+// scalar tail): four combined weights lh * lw, then
+// v00*w00 + v01*w01 + v10*w10 + v11*w11 as fma(v11, w11, fma(v10, w10, fma(v00, w00, v01*w01))).
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void PasteRowChannelsLast(
+    const float* r0, const float* r1, float lh0, float lh1, ColumnTaps cols, int64_t count, float* out) {
+  for (int64_t x = 0; x < count; ++x) {
+    const float l0 = cols.l0[x], l1 = cols.l1[x];
+    const int32_t i0 = cols.i0[x], i1 = cols.i1[x];
+    const float w00 = lh0 * l0, w01 = lh0 * l1, w10 = lh1 * l0, w11 = lh1 * l1;
+    float v = std::fma(r0[i0], w00, r0[i1] * w01);
+    v = std::fma(r1[i0], w10, v);
+    out[x] = std::fma(r1[i1], w11, v);
+  }
+}
+
+}  // namespace
+
+Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float* boxes, int64_t image_h,
+                  int64_t image_w, int64_t padding, float* output, ScratchAllocator& scratch,
+                  const TaskRunner& runner) {
+  if (n < 0 || image_h < 0 || image_w < 0) {
+    return Status::Error("negative size: n=", n, ", image_h=", image_h, ", image_w=", image_w);
+  }
+  if (mask_size < 1 || mask_size > kPasteMasksMaxPaddedSide) {
+    return Status::Error("mask_size must be in [1, ", kPasteMasksMaxPaddedSide, "], got ", mask_size);
+  }
+  const int64_t max_padding = (kPasteMasksMaxPaddedSide - mask_size) / 2;
+  if (padding < 0 || padding > max_padding) {
+    return Status::Error("padding must be in [0, ", max_padding, "] so that mask_size + 2 * padding <= ",
+                         kPasteMasksMaxPaddedSide, " (mask_size ", mask_size, "), got ", padding);
+  }
+  if (n == 0 || image_h == 0 || image_w == 0) return Status::Ok();
+
+  const int64_t side = mask_size + 2 * padding;  // the padded mask
+  // expand_masks' scale, float(side) / mask_size in double, rounded to float32 when expand_boxes
+  // multiplies the float32 box by it (the traced path's float32 division gives the same value:
+  // a quotient rounded to double and then to float is correctly rounded).
+  const float scale = static_cast<float>(static_cast<double>(side) / static_cast<double>(mask_size));
+  const int64_t rows_per_task = std::max<int64_t>(1, kTaskPixels / image_w);
+  const int64_t bands = (image_h + rows_per_task - 1) / rows_per_task;
+  const int64_t plane = image_h * image_w;
+
+  std::atomic<bool> out_of_memory{false};
+  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(n * bands), [&](size_t task) {
+    const int64_t m = static_cast<int64_t>(task) / bands;
+    const int64_t row_begin = static_cast<int64_t>(task) % bands * rows_per_task;
+    const int64_t row_end = std::min(image_h, row_begin + rows_per_task);
+    float* out = output + m * plane;
+    const Placement p = Place(boxes + 4 * m, scale, image_h, image_w);
+    // The band's pasted rows [lo, hi); the other rows are zero.
+    const int64_t lo = p.pastes ? std::clamp(p.y_begin, row_begin, row_end) : row_end;
+    const int64_t hi = p.pastes ? std::clamp(p.y_end, lo, row_end) : row_end;
+    std::fill(out + row_begin * image_w, out + lo * image_w, 0.0f);
+    std::fill(out + hi * image_w, out + row_end * image_w, 0.0f);
+    if (lo == hi) return;
+
+    const int64_t width = p.x_end - p.x_begin;
+    const size_t bytes = ArenaBytes<float>(side * side) + 2 * ArenaBytes<int32_t>(width) + 2 * ArenaBytes<float>(width);
+    ScratchBlock block(scratch, bytes);
+    if (block.data() == nullptr) {
+      out_of_memory = true;
+      std::fill(out + lo * image_w, out + hi * image_w, 0.0f);
+      return;
+    }
+    Arena arena(block.data(), bytes);
+    // expand_masks: the mask with `padding` zeros on every side.
+    float* padded = arena.Take<float>(side * side);
+    const float* mask = masks + m * mask_size * mask_size;
+    std::fill(padded, padded + side * side, 0.0f);
+    for (int64_t y = 0; y < mask_size; ++y) {
+      std::copy(mask + y * mask_size, mask + (y + 1) * mask_size, padded + (y + padding) * side + padding);
+    }
+    // Horizontal taps of the pasted columns: resized column x - left of an out_w-wide resize.
+    ColumnTaps cols{arena.Take<int32_t>(width), arena.Take<int32_t>(width), arena.Take<float>(width),
+                    arena.Take<float>(width)};
+    const float scale_w = InterpolateScale(side, p.out_w);
+    for (int64_t x = 0; x < width; ++x) {
+      const LinearTap t = LinearSourceTap(scale_w, p.x_begin + x - p.left, side, p.out_w);
+      cols.i0[x] = static_cast<int32_t>(t.i0);
+      cols.i1[x] = static_cast<int32_t>(t.i1);
+      cols.l0[x] = t.l0;
+      cols.l1[x] = t.l1;
+    }
+    // PyTorch's kernel choice for a one-channel float image: channels-last when h + w <= 128.
+    const bool channels_last_kernel = p.out_h <= 128 && p.out_w <= 128 && p.out_h + p.out_w <= 128;
+    const float scale_h = InterpolateScale(side, p.out_h);
+    for (int64_t y = lo; y < hi; ++y) {
+      float* row = out + y * image_w;
+      const LinearTap t = LinearSourceTap(scale_h, y - p.top, side, p.out_h);
+      const float* r0 = padded + t.i0 * side;
+      const float* r1 = padded + t.i1 * side;
+      std::fill(row, row + p.x_begin, 0.0f);
+      if (channels_last_kernel) {
+        PasteRowChannelsLast(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
+      } else {
+        PasteRowGeneric(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
+      }
+      std::fill(row + p.x_end, row + image_w, 0.0f);
+    }
+  }));
+  if (out_of_memory) return Status::Error("could not allocate scratch memory for a ", side, "x", side, " padded mask");
+  return Status::Ok();
+}
+
+}  // namespace opbridge::cpu

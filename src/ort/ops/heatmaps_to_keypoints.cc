@@ -1,0 +1,54 @@
+// Keypoint decoding ORT glue: opbridge::HeatmapsToKeypoints.
+#include "ort/ops/heatmaps_to_keypoints.h"
+
+#include "kernels/cpu/heatmaps_to_keypoints.h"
+
+namespace opbridge::ort {
+namespace {
+constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+}  // namespace
+
+const OpSchema& HeatmapsToKeypointsOp::Schema() {
+  static const OpSchema schema{{{"maps", kFloat, false}, {"rois", kFloat, false}},
+                               {{"keypoints", kFloat, false}, {"scores", kFloat, false}},
+                               {}};
+  return schema;
+}
+
+Status HeatmapsToKeypointsOp::Create(const OrtApi&, const OrtKernelInfo*, std::unique_ptr<HeatmapsToKeypointsOp>* op) {
+  *op = std::make_unique<HeatmapsToKeypointsOp>();
+  return Status::Ok();
+}
+
+Status HeatmapsToKeypointsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor maps, rois;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &maps));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &rois));
+  OPBRIDGE_RETURN_IF_ERROR(CheckHeatmapsToKeypointsShapes(maps.shape, rois.shape));
+  const int64_t r = maps.shape[0], k = maps.shape[1];
+  void* xy = nullptr;
+  void* scores = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {r, k, 3}, &xy));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {r, k}, &scores));
+  if (r * k == 0) return Status::Ok();
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cpu::HeatmapsToKeypoints(maps.Data<float>(), r, k, maps.shape[2], maps.shape[3], rois.Data<float>(),
+                                  static_cast<float*>(xy), static_cast<float*>(scores), scratch,
+                                  OrtTaskRunner(api, ctx));
+}
+
+Status HeatmapsToKeypointsOp::InferShape(const ShapeInference& infer) {
+  InferredShape maps;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &maps));
+  const bool known = maps.dims.size() == 4;
+  InferredShape xy, scores;
+  xy.dims = {known ? maps.dims[0] : -1, known ? maps.dims[1] : -1, 3};
+  xy.symbols = {known ? maps.symbols[0] : "", known ? maps.symbols[1] : "", ""};
+  scores.dims = {xy.dims[0], xy.dims[1]};
+  scores.symbols = {xy.symbols[0], xy.symbols[1]};
+  OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(0, kFloat, xy));
+  return infer.SetOutput(1, kFloat, scores);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,24 @@
+// Multi-scale RoIAlign ORT glue.
+#pragma once
+
+#include <memory>
+
+#include "core/multi_scale_roi_align.h"
+#include "ort/ort_util.h"
+
+namespace opbridge::ort {
+
+// opbridge::MultiScaleRoiAlign: rois [R, 5], then one or more feature maps -> [R, C, oh, ow].
+class MultiScaleRoiAlignOp {
+ public:
+  explicit MultiScaleRoiAlignOp(const MultiScaleRoiAlignParams& params) : params_(params) {}
+  static const OpSchema& Schema();
+  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MultiScaleRoiAlignOp>* op);
+  Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  static Status InferShape(const ShapeInference& infer);
+
+ private:
+  MultiScaleRoiAlignParams params_;
+};
+
+}  // namespace opbridge::ort

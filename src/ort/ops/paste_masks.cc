@@ -1,0 +1,57 @@
+// Mask pasting ORT glue: opbridge::PasteMasks.
+#include "ort/ops/paste_masks.h"
+
+#include "kernels/cpu/paste_masks.h"
+
+namespace opbridge::ort {
+namespace {
+constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+constexpr ONNXTensorElementDataType kInt64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+}  // namespace
+
+const OpSchema& PasteMasksOp::Schema() {
+  static const OpSchema schema{{{"masks", kFloat, false}, {"boxes", kFloat, false}, {"image_size", kInt64, false}},
+                               {{"output", kFloat, false}},
+                               {IntAttr("padding", 1)}};
+  return schema;
+}
+
+Status PasteMasksOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<PasteMasksOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  int64_t padding = 1;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("padding", &padding));
+  PasteMasksParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakePasteMasksParams(padding, &p));
+  *op = std::make_unique<PasteMasksOp>(p);
+  return Status::Ok();
+}
+
+Status PasteMasksOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor masks, boxes, image_size;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &masks));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &image_size));
+  OPBRIDGE_RETURN_IF_ERROR(CheckPasteMasksShapes(params_, masks.shape, boxes.shape, image_size.shape));
+  const int64_t* size = image_size.Data<int64_t>();
+  OPBRIDGE_RETURN_IF_ERROR(CheckPasteMasksImageSize(size, masks.shape[0]));
+  const Shape out_shape = {masks.shape[0], 1, size[0], size[1]};
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  if (NumElements(out_shape) == 0) return Status::Ok();
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cpu::PasteMasks(masks.Data<float>(), masks.shape[0], masks.shape[2], boxes.Data<float>(), size[0], size[1],
+                         params_.padding, static_cast<float*>(output), scratch, OrtTaskRunner(api, ctx));
+}
+
+Status PasteMasksOp::InferShape(const ShapeInference& infer) {
+  // N from the masks; the image height and width are values of the image_size input.
+  InferredShape masks;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &masks));
+  InferredShape out;
+  out.dims = {masks.dims.size() == 4 ? masks.dims[0] : -1, 1, -1, -1};
+  out.symbols = {masks.dims.size() == 4 ? masks.symbols[0] : "", "", "", ""};
+  return infer.SetOutput(0, kFloat, out);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,111 @@
+// Multi-scale RoIAlign kernel tests: torchvision's level mapper on hand-worked boxes, each level
+// pooled exactly as RoIAlign pools it, and thread independence. The sweeps against torchvision's
+// MultiScaleRoIAlign are in tests/python/test_multi_scale_roi_align.py.
+#include "kernels/cpu/multi_scale_roi_align.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/roi_align.h"
+#include "task_runners.h"
+
+namespace opbridge {
+namespace {
+
+MultiScaleRoiAlignParams Params(std::vector<float> scales, int64_t sampling_ratio = 2) {
+  MultiScaleRoiAlignParams p;
+  EXPECT_TRUE(MakeMultiScaleRoiAlignParams(7, 7, sampling_ratio, 0, scales, 224, 4, &p).ok());
+  return p;
+}
+
+int64_t Level(const MultiScaleRoiAlignParams& p, float x1, float y1, float x2, float y2) {
+  const float box[4] = {x1, y1, x2, y2};
+  return MultiScaleRoiLevel(p, box);
+}
+
+TEST(MultiScaleRoiLevel, FollowsTheFpnLevelMapper) {
+  // Scales 1/4 .. 1/32: levels 2 .. 5, counted from level 2.
+  const auto p = Params({0.25f, 0.125f, 0.0625f, 0.03125f});
+  EXPECT_EQ(p.k_min, 2);
+  EXPECT_EQ(p.k_max, 5);
+  EXPECT_EQ(Level(p, 0, 0, 224, 224), 2);    // the canonical box: level 4
+  EXPECT_EQ(Level(p, 10, 10, 122, 122), 1);  // half the size: level 3
+  EXPECT_EQ(Level(p, 0, 0, 448, 448), 3);    // twice: level 5
+  EXPECT_EQ(Level(p, 0, 0, 4, 4), 0);        // tiny: clamped to level 2
+  EXPECT_EQ(Level(p, 0, 0, 5000, 5000), 3);  // huge: clamped to level 5
+  EXPECT_EQ(Level(p, 0, 0, 0, 0), 0);        // zero area: log2(0) is -inf, clamped to the finest
+  EXPECT_EQ(Level(p, 0, 0, std::numeric_limits<float>::quiet_NaN(), 10), -1);  // no level: a zero row
+  // Just below a level boundary (sqrt(area) = 111.9 < 112) stays on the finer level.
+  EXPECT_EQ(Level(p, 0, 0, 111.9f, 111.9f), 0);
+}
+
+TEST(MultiScaleRoiLevel, ClampsAsTorchWhenTheScalesDoNotDescend) {
+  // k_min = 5 > k_max = 2: torch.clamp(x, 5, 2) is 2 for every x, index 2 - 5 < 0: no level.
+  const auto p = Params({0.03125f, 0.25f});
+  EXPECT_EQ(Level(p, 0, 0, 224, 224), -1);
+}
+
+TEST(MultiScaleRoiAlign, PoolsEachRoiAsRoiAlignAtItsLevel) {
+  const std::vector<float> scales = {0.25f, 0.125f, 0.0625f};
+  const auto p = Params(scales);
+  const int64_t batch = 2, channels = 3;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  std::vector<std::vector<float>> maps;
+  std::vector<cpu::FeatureLevel> levels;
+  for (int64_t l = 0; l < 3; ++l) {
+    const int64_t h = 64 >> l, w = 48 >> l;
+    maps.emplace_back(batch * channels * h * w);
+    for (auto& v : maps.back()) v = normal(rng);
+  }
+  for (int64_t l = 0; l < 3; ++l) levels.push_back({maps[l].data(), 64 >> l, 48 >> l});
+  // Boxes of every level, and one NaN box.
+  std::vector<float> rois = {0, 10, 10, 40, 30,    1, 0, 0, 150, 180,    0, 20, 5, 140, 90,
+                             1, 3, 3, 200, 250,    0, std::numeric_limits<float>::quiet_NaN(), 0, 5, 5};
+  const int64_t num_rois = 5, row = channels * 49;
+  std::vector<float> out(num_rois * row, -1.0f);
+  HeapScratchAllocator heap;
+  ASSERT_TRUE(cpu::MultiScaleRoiAlign(p, levels.data(), batch, channels, rois.data(), num_rois, out.data(), heap,
+                                      SerialTaskRunner()).ok());
+  for (int64_t r = 0; r < num_rois; ++r) {
+    const int64_t l = MultiScaleRoiLevel(p, rois.data() + 5 * r + 1);
+    std::vector<float> expected(row, 0.0f);
+    if (l >= 0) {
+      RoiAlignParams single = p.roi_align;
+      single.spatial_scale = scales[l];
+      ASSERT_TRUE(cpu::RoiAlign(single, levels[l].data, batch, channels, levels[l].height, levels[l].width,
+                                rois.data() + 5 * r, 1, expected.data(), SerialTaskRunner()).ok());
+    }
+    for (int64_t k = 0; k < row; ++k) EXPECT_EQ(out[r * row + k], expected[k]) << r << " " << k;
+  }
+  std::vector<float> threaded(out.size());
+  ASSERT_TRUE(cpu::MultiScaleRoiAlign(p, levels.data(), batch, channels, rois.data(), num_rois, threaded.data(), heap,
+                                      testing::ThreadedTaskRunner(3)).ok());
+  EXPECT_EQ(threaded, out);
+}
+
+TEST(MultiScaleRoiAlignParams, RejectBadValuesAndShapes) {
+  MultiScaleRoiAlignParams p;
+  EXPECT_NE(MakeMultiScaleRoiAlignParams(7, 7, 2, 0, {}, 224, 4, &p).message().find("spatial_scales"), std::string::npos);
+  EXPECT_NE(MakeMultiScaleRoiAlignParams(7, 7, 2, 0, {0.25f, 0.0f}, 224, 4, &p).message()
+                .find("spatial_scales[1] must be a finite number > 0, got 0"), std::string::npos);
+  EXPECT_NE(MakeMultiScaleRoiAlignParams(7, 7, 2, 0, {0.25f}, 0, 4, &p).message().find("canonical_scale"),
+            std::string::npos);
+  EXPECT_NE(MakeMultiScaleRoiAlignParams(7, 0, 2, 0, {0.25f}, 224, 4, &p).message().find("output_height and output_width"),
+            std::string::npos);
+  EXPECT_NE(MakeMultiScaleRoiAlignParams(7, 7, 2, 3, {0.25f}, 224, 4, &p).message().find("aligned"), std::string::npos);
+  ASSERT_TRUE(MakeMultiScaleRoiAlignParams(7, 7, 2, 0, {0.25f, 0.125f}, 224, 4, &p).ok());
+  EXPECT_NE(CheckMultiScaleRoiAlignShapes(p, {3, 4}, {{1, 2, 8, 8}, {1, 2, 4, 4}}).message().find("rois"), std::string::npos);
+  EXPECT_NE(CheckMultiScaleRoiAlignShapes(p, {3, 5}, {{1, 2, 8, 8}}).message().find("1 feature maps but spatial_scales lists 2"),
+            std::string::npos);
+  EXPECT_NE(CheckMultiScaleRoiAlignShapes(p, {3, 5}, {{1, 2, 8, 8}, {1, 3, 4, 4}}).message().find("feature map 1"),
+            std::string::npos);
+  EXPECT_NE(CheckMultiScaleRoiAlignShapes(p, {3, 5}, {{1, 2, 8, 8}, {2, 4, 4}}).message().find("rank 4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace opbridge

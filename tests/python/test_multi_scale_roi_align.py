@@ -1,0 +1,145 @@
+"""opbridge::MultiScaleRoiAlign through the built library in ORT, against torchvision's
+MultiScaleRoIAlign (float32, and float64 as the reference of the pooling arithmetic)."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+
+import numpy as np
+import pytest
+import torch
+import torchvision
+
+import opbridge.ops
+from graphs import assert_close, one_node_model, run, run_error, session_error
+
+STRIDES = (4, 8, 16, 32)
+IMAGE = (256, 320)  # (height, width)
+
+
+def pyramid(levels, batch=2, channels=3, seed=0, dtype=torch.float32):
+    g = torch.Generator().manual_seed(seed)
+    return [torch.randn(batch, channels, IMAGE[0] // s, IMAGE[1] // s, generator=g, dtype=dtype)
+            for s in STRIDES[:levels]]
+
+
+def boxes_of_every_level(count, seed=0, batch=2):
+    """Boxes with sides from 2 to 700 px (all levels, clamped ones included), some partly outside
+    the image, a few degenerate; with their batch index."""
+    g = torch.Generator().manual_seed(seed)
+    xy = torch.rand(count, 2, generator=g) * torch.tensor([IMAGE[1], IMAGE[0]]) - 20
+    wh = torch.exp(torch.rand(count, 2, generator=g) * np.log(350)) * 2
+    boxes = torch.cat([xy, xy + wh], 1)
+    if count > 4:
+        boxes[3, 2:] = boxes[3, :2]  # zero size
+    batch_index = torch.randint(0, batch, (count, 1), generator=g).float()
+    return torch.cat([batch_index, boxes], 1)
+
+
+def torchvision_pooler(levels, output_size, sampling_ratio, features, rois):
+    names = [str(k) for k in range(levels)]
+    pooler = torchvision.ops.MultiScaleRoIAlign(names, output_size, sampling_ratio)
+    x = collections.OrderedDict(zip(names, features))
+    boxes = [rois[rois[:, 0] == b, 1:] for b in range(features[0].shape[0])]
+    pooled = pooler(x, boxes, [IMAGE] * features[0].shape[0])
+    # torchvision returns the rois grouped by image; put them back in the order of `rois`.
+    order = torch.cat([torch.where(rois[:, 0] == b)[0] for b in range(features[0].shape[0])])
+    result = torch.empty_like(pooled)
+    result[order] = pooled
+    return result, pooler.scales
+
+
+def msra_model(levels, output_size, sampling_ratio, scales, **extra):
+    attrs = dict(output_height=output_size[0], output_width=output_size[1], sampling_ratio=sampling_ratio,
+                 spatial_scales=list(scales), **extra)
+    return one_node_model("opbridge::MultiScaleRoiAlign", attrs, ["rois"] + [f"f{k}" for k in range(levels)],
+                          ["output"])
+
+
+def feeds_of(features, rois):
+    return {"rois": rois.numpy(), **{f"f{k}": f.numpy() for k, f in enumerate(features)}}
+
+
+SWEEP = list(itertools.product([1, 2, 4], [(7, 7), (14, 5)], [2, 0], [0, 1, 57]))
+
+
+@pytest.mark.parametrize("levels,output_size,sampling_ratio,count", SWEEP)
+def test_matches_torchvision(levels, output_size, sampling_ratio, count):
+    features = pyramid(levels, seed=levels)
+    rois = boxes_of_every_level(count, seed=count + levels)
+    expected, scales = torchvision_pooler(levels, output_size, sampling_ratio, features, rois)
+    model = msra_model(levels, output_size, sampling_ratio, scales)
+    for threads in (1, 2):
+        (actual,) = run(model, feeds_of(features, rois), threads=threads)
+        assert actual.shape == (count, 3, *output_size)
+        assert_close(actual, expected.numpy(), "same_precision")
+    # The pooling arithmetic against torchvision in float64.
+    expected64, _ = torchvision_pooler(levels, output_size, sampling_ratio, [f.double() for f in features],
+                                       rois.double())
+    assert_close(actual, expected64.numpy(), "float64_reference")
+    eager = opbridge.ops.multi_scale_roi_align(features, rois, output_size, sampling_ratio, scales)
+    np.testing.assert_array_equal(eager.numpy(), expected.numpy())
+
+
+def test_nan_box_gives_a_zero_row_like_torchvision():
+    features = pyramid(4)
+    rois = boxes_of_every_level(6)
+    rois[2, 3] = float("nan")
+    expected, scales = torchvision_pooler(4, (7, 7), 2, features, rois)
+    (actual,) = run(msra_model(4, (7, 7), 2, scales), feeds_of(features, rois))
+    assert np.all(actual[2] == 0) and np.all(expected[2].numpy() == 0)
+    assert_close(actual, expected.numpy(), "same_precision")
+
+
+def test_canonical_scale_and_level_attributes():
+    """A mapper with canonical scale 112 and level 3 (every box one level up from the default
+    mapper's, then clamped), against torchvision's pooler built with the same."""
+    features = pyramid(4)
+    rois = boxes_of_every_level(40)
+    names = ["0", "1", "2", "3"]
+    pooler = torchvision.ops.MultiScaleRoIAlign(names, 7, 2, canonical_scale=112, canonical_level=3)
+    boxes = [rois[rois[:, 0] == b, 1:] for b in range(2)]
+    pooled = pooler(collections.OrderedDict(zip(names, features)), boxes, [IMAGE] * 2)
+    order = torch.cat([torch.where(rois[:, 0] == b)[0] for b in range(2)])
+    expected = torch.empty_like(pooled)
+    expected[order] = pooled
+    model = msra_model(4, (7, 7), 2, pooler.scales, canonical_scale=112, canonical_level=3)
+    (actual,) = run(model, feeds_of(features, rois))
+    assert_close(actual, expected.numpy(), "same_precision")
+
+
+@pytest.mark.parametrize("attrs,message", [
+    (dict(spatial_scales=[0.25, -1.0]), "opbridge::MultiScaleRoiAlign: spatial_scales[1] must be a finite number > 0, got -1"),
+    (dict(canonical_scale=0), "canonical_scale must be >= 1, got 0"),
+    (dict(aligned=2), "aligned must be 0 or 1, got 2"),
+    (dict(output_height=0), "output_height and output_width must be >= 1"),
+])
+def test_bad_attributes(attrs, message):
+    full = dict(output_height=7, output_width=7, sampling_ratio=2, spatial_scales=[0.25, 0.125])
+    full.update(attrs)
+    model = one_node_model("opbridge::MultiScaleRoiAlign", full, ["rois", "f0", "f1"], ["output"])
+    assert message in session_error(model)
+
+
+def test_missing_attribute():
+    model = one_node_model("opbridge::MultiScaleRoiAlign", dict(output_height=7, output_width=7, sampling_ratio=2),
+                           ["rois", "f0"], ["output"])
+    assert "opbridge::MultiScaleRoiAlign: required attribute 'spatial_scales' (a list of floats) is missing" in \
+        session_error(model)
+
+
+def test_bad_inputs():
+    features = pyramid(2)
+    rois = boxes_of_every_level(4)
+    model = msra_model(2, (7, 7), 2, [0.25, 0.125])
+    bad_rois = rois.clone()
+    bad_rois[1, 0] = 2
+    assert "rois[1, 0] is the batch index and must lie in [0, 2)" in run_error(model, feeds_of(features, bad_rois))
+    assert "rois must have shape [R, 5]" in run_error(model, feeds_of(features, rois[:, :4]))
+    channels = [features[0], features[1][:, :2]]
+    assert "feature map 1 has shape [2, 2, 32, 40]; every map must have the N and C of map 0" in \
+        run_error(model, feeds_of(channels, rois))
+    three = msra_model(3, (7, 7), 2, [0.25, 0.125])
+    assert "the node has 3 feature maps but spatial_scales lists 2 scales" in \
+        run_error(three, feeds_of(pyramid(3), rois))

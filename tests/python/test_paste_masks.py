@@ -1,0 +1,99 @@
+"""opbridge::PasteMasks through the built library in ORT, against torchvision's
+paste_masks_in_image (the op reproduces it bit for bit on CPUs with AVX2, where PyTorch fuses
+multiply-adds; elsewhere to the last bits)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torchvision.models.detection import roi_heads
+
+import opbridge.ops
+from graphs import one_node_model, run, run_error, session_error
+
+TYPES = {"image_size": "int64"}
+
+
+def paste_model(**attrs):
+    return one_node_model("opbridge::PasteMasks", attrs, ["masks", "boxes", "image_size"], ["output"], input_types=TYPES)
+
+
+def masks_and_boxes(count, image, mask=28, seed=0):
+    """Masks and boxes as a detector gives them: boxes of 0.5 to 400 px clipped to the image (so
+    that torchvision's own function accepts them; its expanded boxes still reach outside)."""
+    g = torch.Generator().manual_seed(seed)
+    masks = torch.rand(count, 1, mask, mask, generator=g)
+    xy = torch.rand(count, 2, generator=g) * torch.tensor([image[1], image[0]])
+    wh = torch.exp(torch.rand(count, 2, generator=g) * np.log(400)) + 0.5
+    boxes = torch.cat([xy, xy + wh], 1)
+    limit = torch.tensor([image[1], image[0], image[1], image[0]], dtype=torch.float32)
+    return masks, torch.minimum(boxes, limit)
+
+
+def exact_on_this_cpu() -> bool:
+    """PyTorch runs its fused (AVX2) interpolation kernels here: the op's values are then exact."""
+    return "AVX2" in torch.backends.cpu.get_cpu_capability() or "AVX512" in torch.backends.cpu.get_cpu_capability()
+
+
+@pytest.mark.parametrize("count,image,mask,padding", [(0, (32, 48), 28, 1), (1, (64, 64), 28, 1), (7, (120, 90), 28, 1),
+                                                      (30, (240, 320), 28, 1), (5, (50, 70), 9, 3), (4, (33, 17), 1, 0)])
+def test_matches_torchvision(count, image, mask, padding):
+    masks, boxes = masks_and_boxes(count, image, mask, seed=count)
+    expected = roi_heads.paste_masks_in_image(masks, boxes, image, padding).numpy()
+    feeds = {"masks": masks.numpy(), "boxes": boxes.numpy(), "image_size": np.array(image, np.int64)}
+    for threads in (1, 2):
+        (actual,) = run(paste_model(padding=padding), feeds, threads=threads)
+        assert actual.shape == (count, 1, *image)
+        if exact_on_this_cpu():
+            np.testing.assert_array_equal(actual, expected)
+        else:
+            np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+    eager = opbridge.ops.paste_masks(masks, boxes, image, padding)
+    np.testing.assert_array_equal(eager.numpy(), expected)
+
+
+def test_boxes_outside_or_not_finite_paste_nothing():
+    masks = torch.ones(3, 1, 28, 28)
+    boxes = torch.tensor([[200.0, 10, 260, 40], [float("nan"), 0, 5, 5], [0, 0, float("inf"), 10]])
+    feeds = {"masks": masks.numpy(), "boxes": boxes.numpy(), "image_size": np.array([64, 64], np.int64)}
+    (actual,) = run(paste_model(), feeds)
+    assert np.all(actual == 0)
+
+
+@pytest.mark.parametrize("feeds,message", [
+    ({"masks": np.zeros((2, 1, 28, 27), np.float32)}, "masks must have shape [N, 1, M, M] (square masks"),
+    ({"boxes": np.zeros((3, 4), np.float32)}, "boxes must have shape [N, 4] with N = 2 (one box per mask), got shape [3, 4]"),
+    ({"image_size": np.array([64], np.int64)}, "image_size must have shape [2] (height, width), got shape [1]"),
+    ({"image_size": np.array([64, -1], np.int64)}, "image_size[1] (the image width) must lie in [0, 1048576], got -1"),
+    ({"masks": np.zeros((2, 1, 2047, 2047), np.float32)}, "masks of side 2047 with padding 1: the padded side must lie in [1, 2048]"),
+])
+def test_bad_inputs(feeds, message):
+    base = {"masks": np.zeros((2, 1, 28, 28), np.float32), "boxes": np.zeros((2, 4), np.float32),
+            "image_size": np.array([64, 64], np.int64)}
+    base.update(feeds)
+    assert "opbridge::PasteMasks: " + message in run_error(paste_model(), base)
+
+
+def test_bad_padding():
+    assert "opbridge::PasteMasks: padding must lie in [0, 2048], got -1" in session_error(paste_model(padding=-1))
+
+
+class Paste(torch.nn.Module):
+    def forward(self, masks, boxes, image):
+        return opbridge.ops.paste_masks(masks, boxes, (image.shape[1], image.shape[2]))
+
+
+@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+def test_export_round_trip(exporter):
+    """The mask count and the image size are dynamic: the node gets the size as data."""
+    masks, boxes = masks_and_boxes(5, (60, 80))
+    axes = {"masks": {0: "n"}, "boxes": {0: "n"}, "image": {1: "height", 2: "width"}}
+    proto = opbridge.export(Paste(), (masks, boxes, torch.zeros(3, 60, 80)), exporter=exporter, dynamic_axes=axes)
+    assert [n.op_type for n in proto.graph.node if n.domain == "opbridge"] == ["PasteMasks"]
+    session = opbridge.create_session(proto)
+    for count, image in [(5, (60, 80)), (0, (30, 40)), (9, (100, 50))]:
+        masks, boxes = masks_and_boxes(count, image, seed=count)
+        feeds = {"masks": masks.numpy(), "boxes": boxes.numpy(), "image": np.zeros((3, *image), np.float32)}
+        (actual,) = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+        np.testing.assert_array_equal(actual, roi_heads.paste_masks_in_image(masks, boxes, image).numpy())
