@@ -9,6 +9,7 @@ RoiAlign / GridSample, whose semantics differ from PyTorch's.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import io
 import sys
@@ -17,10 +18,11 @@ from pathlib import Path
 
 import onnx
 import torch
+import torch.utils._pytree as pytree
 
 from opbridge import manifest
 from opbridge.ops import EXPORT_MAPPINGS
-from opbridge.ops._onnx import DOMAIN, OPSET_VERSION
+from opbridge.ops._onnx import DOMAIN, OPSET_VERSION, AttributePatch, FunctionPatch
 
 EXPORTERS = ("dynamo", "legacy")
 LEGACY_OPSET = 17  # the legacy exporter's ceiling; our symbolics are registered at exactly it
@@ -44,11 +46,16 @@ def export(
 
     Args:
         model: the module; it is exported as it is (call .eval() first for inference).
-        args: example inputs, a tuple of tensors in forward()'s order.
+        args: example inputs in forward()'s order: tensors, or lists, tuples and dicts of tensors
+            (a detector's list of images, say). The ONNX inputs are the tensors, named after their
+            parameter (``images``) and, inside a structure, their place in it (``images_0``).
         path: where to write the .onnx file (one file; weights are embedded). None: don't write.
         exporter: "dynamo" (torch.export based, PyTorch's default) or "legacy" (TorchScript).
         dynamic_axes: dims that may change, by forward() parameter name, e.g.
-            {"rois": {0: "num_rois"}}. The same description serves both exporters.
+            {"rois": {0: "num_rois"}}. For a parameter holding a structure of tensors, the dims
+            apply to every tensor in it ({"images": {1: "height", 2: "width"}}), or the value
+            mirrors the structure ({"images": [{1: "height", 2: "width"}]}). The same
+            description serves both exporters.
         output_names: names of the graph outputs.
         compat: None for opbridge's own identities, or "mmcv" / "mmdeploy" to write the identities
             those projects export (for tools that expect their ONNX files).
@@ -65,17 +72,13 @@ def export(
         raise ValueError(f"standard_ops must be kernel names of {sorted(known)}, got {list(standard_ops)}")
     if standard_ops and exporter != "dynamo":
         raise ValueError("standard_ops needs exporter='dynamo' (the legacy exporter has no such translations)")
-    args = tuple(args)
-    input_names = _input_names(model, len(args))
-    if dynamic_axes:
-        unknown = set(dynamic_axes) - set(input_names)
-        if unknown:
-            raise ValueError(f"dynamic_axes names {sorted(unknown)} are not forward() parameters {input_names}")
+    inputs = ExportInputs(model, tuple(args), dynamic_axes)
+    _prepare(model, inputs.args)
     with _patched_functions():
         if exporter == "dynamo":
-            proto = _export_dynamo(model, args, input_names, dynamic_axes, output_names, standard_ops)
+            proto = _export_dynamo(model, inputs, output_names, standard_ops)
         else:
-            proto = _export_legacy(model, args, input_names, dynamic_axes, output_names)
+            proto = _export_legacy(model, inputs, output_names)
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
@@ -112,50 +115,150 @@ def rename_domain(model: onnx.ModelProto, domain: str) -> None:
     model.opset_import.extend(imports + [onnx.helper.make_opsetid(domain, 1)])
 
 
-def _input_names(model: torch.nn.Module, count: int) -> list[str]:
-    params = list(inspect.signature(model.forward).parameters.values())
-    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(names) < count:
-        raise ValueError(f"forward() takes {len(names)} positional inputs, {count} were given")
-    return names[:count]
+@dataclasses.dataclass
+class ExportInputs:
+    """The example arguments as the exporters see them: forward()'s parameter names, the tensor
+    leaves of the arguments (flattened as PyTorch flattens them) with their ONNX input names, and
+    the dynamic dims of every leaf."""
+
+    params: list[str]
+    args: tuple
+    leaves: list[torch.Tensor]
+    names: list[str]
+    leaf_axes: list[dict[int, str]]  # per leaf; {} when static
+    dynamic: bool
+
+    def __init__(self, model: torch.nn.Module, args: tuple, dynamic_axes: dict | None):
+        signature = inspect.signature(model.forward).parameters.values()
+        params = [p.name for p in signature if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if len(params) < len(args):
+            raise ValueError(f"forward() takes {len(params)} positional inputs, {len(args)} were given")
+        self.params, self.args = params[:len(args)], args
+        dynamic_axes = dynamic_axes or {}
+        unknown = set(dynamic_axes) - set(self.params)
+        if unknown:
+            raise ValueError(f"dynamic_axes names {sorted(unknown)} are not forward() parameters {self.params}")
+        self.leaves, self.names, self.leaf_axes = [], [], []
+        for param, arg in zip(self.params, args):
+            axes = dynamic_axes.get(param)
+            for path, leaf in pytree.tree_flatten_with_path(arg)[0]:
+                if not isinstance(leaf, torch.Tensor):
+                    raise TypeError(f"argument {param!r}{pytree.keystr(path)} is a {type(leaf).__name__}; "
+                                    "export takes tensors and lists, tuples and dicts of them")
+                self.leaves.append(leaf)
+                self.names.append(param + "".join(f"_{_key_name(k)}" for k in path))
+                self.leaf_axes.append(_axes_at(axes, path, param))
+        self.dynamic = any(self.leaf_axes)
+
+    def dynamic_shapes(self) -> dict:
+        """torch.export's dynamic_shapes: per parameter, the structure of its argument with the
+        dims of each tensor (strings name them in the ONNX file)."""
+        leaves = iter(self.leaf_axes)
+        return {param: pytree.tree_map(lambda _: next(leaves) or None, arg) for param, arg in zip(self.params, self.args)}
+
+    def legacy_dynamic_axes(self) -> dict:
+        return {name: axes for name, axes in zip(self.names, self.leaf_axes) if axes}
+
+
+def _key_name(key) -> str:
+    for attribute in ("idx", "key", "name"):
+        if hasattr(key, attribute):
+            return str(getattr(key, attribute))
+    return str(key)
+
+
+def _axes_at(axes, path, param) -> dict[int, str]:
+    """The dynamic dims given for the leaf at `path`: a dict of dims applies to every leaf below;
+    a structure is followed along the path."""
+    for key in path:
+        if axes is None or (isinstance(axes, dict) and all(isinstance(k, int) for k in axes)):
+            break
+        try:
+            axes = axes[getattr(key, "idx", getattr(key, "key", None))]
+        except (KeyError, IndexError, TypeError) as err:
+            raise ValueError(f"dynamic_axes[{param!r}] does not follow the structure of the argument "
+                             f"(at {pytree.keystr(path)})") from err
+    if axes is None:
+        return {}
+    if not (isinstance(axes, dict) and all(isinstance(k, int) for k in axes)):
+        raise ValueError(f"dynamic_axes[{param!r}] must map dims (ints) to names, got {axes!r}")
+    return dict(axes)
+
+
+_INHERITED = object()
+
+
+def _prepare(model: torch.nn.Module, args: tuple) -> None:
+    """Lets modules settle state they compute on their first call before the export traces them.
+
+    torchvision's MultiScaleRoIAlign infers its scales from the feature map and image sizes the
+    first time it runs and keeps them; traced with dynamic image sizes, that inference turns into
+    data-dependent float arithmetic torch.export cannot handle. One eager call (what torchvision's
+    own first call does) sets the scales from the example inputs.
+    """
+    import torchvision
+
+    pending = [m for m in model.modules()
+               if isinstance(m, torchvision.ops.MultiScaleRoIAlign) and (m.scales is None or m.map_levels is None)]
+    if pending:
+        with torch.no_grad():
+            model(*args)
 
 
 @contextlib.contextmanager
 def _patched_functions():
-    """Replaces, for the duration of the block, every reference to a patched function that a
-    loaded module holds (torchvision.ops.boxes.batched_nms, and the same function imported into
-    torchvision.ops or a user's module), and puts the originals back afterwards."""
-    patches = [p for mapping in EXPORT_MAPPINGS for p in mapping.patches]
+    """Applies every export-time rewrite for the duration of the block and undoes it afterwards:
+    the ops' patches (opbridge/ops/<kernel>.py) and the model rewrites (opbridge/rewrites.py).
+
+    A FunctionPatch replaces every reference to the function that a loaded module holds
+    (torchvision.ops.boxes.batched_nms, and the same function imported into torchvision.ops or a
+    user's module); an AttributePatch replaces one attribute (a method of a class)."""
+    from opbridge import rewrites
+
+    patches = [p for mapping in EXPORT_MAPPINGS for p in mapping.patches] + list(rewrites.PATCHES)
+    function_patches = [p for p in patches if isinstance(p, FunctionPatch)]
     replaced = []
     try:
-        for module in list(sys.modules.values()):
+        for name, module in list(sys.modules.items()):
+            # opbridge's own modules keep the originals: its ops' eager implementations call them.
+            if name == "opbridge" or name.startswith("opbridge."):
+                continue
             namespace = getattr(module, "__dict__", None)
             if not isinstance(namespace, dict):
                 continue
-            for name, value in list(namespace.items()):
-                for patch in patches:
+            for attribute, value in list(namespace.items()):
+                for patch in function_patches:
                     if value is patch.original:
-                        namespace[name] = patch.replacement
-                        replaced.append((namespace, name, value))
+                        namespace[attribute] = patch.replacement
+                        replaced.append((namespace, attribute, value))
+        for patch in patches:
+            if isinstance(patch, AttributePatch):
+                # A method the class inherits is not in its own namespace: deleted afterwards.
+                original = patch.owner.__dict__.get(patch.name, _INHERITED)
+                setattr(patch.owner, patch.name, patch.replacement)
+                replaced.append((patch.owner, patch.name, original))
         yield
     finally:
-        for namespace, name, value in replaced:
-            namespace[name] = value
+        for owner, name, value in reversed(replaced):
+            if isinstance(owner, dict):
+                owner[name] = value
+            elif value is _INHERITED:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
 
 
-def _export_dynamo(model, args, input_names, dynamic_axes, output_names, standard_ops=()) -> onnx.ModelProto:
+def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=()) -> onnx.ModelProto:
     table = {}
     for mapping in EXPORT_MAPPINGS:
         # A standard kernel's ops keep torch's own translations, except those in `standard`.
         table.update(mapping.standard if mapping.kernel in standard_ops else mapping.dynamo)
-    dynamic_shapes = None
-    if dynamic_axes:
-        dynamic_shapes = {name: dynamic_axes.get(name) for name in input_names}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program = torch.onnx.export(
-            model, args, dynamo=True, custom_translation_table=table, dynamic_shapes=dynamic_shapes,
-            input_names=input_names, output_names=output_names,
+            model, inputs.args, dynamo=True, custom_translation_table=table,
+            dynamic_shapes=inputs.dynamic_shapes() if inputs.dynamic else None,
+            input_names=inputs.names, output_names=output_names,
             opset_version=STANDARD_OPS_OPSET if standard_ops else DYNAMO_OPSET,
             external_data=False, verbose=False, report=False,
         )
@@ -181,12 +284,13 @@ def _legacy_symbolics(opset: int):
             torch.onnx.unregister_custom_op_symbolic(name, opset)
 
 
-def _export_legacy(model, args, input_names, dynamic_axes, output_names) -> onnx.ModelProto:
+def _export_legacy(model, inputs: ExportInputs, output_names) -> onnx.ModelProto:
     buffer = io.BytesIO()
     with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET):
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            model, args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=input_names,
-            output_names=output_names, dynamic_axes=dynamic_axes, custom_opsets={DOMAIN: OPSET_VERSION},
+            model, inputs.args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=inputs.names,
+            output_names=output_names, dynamic_axes=inputs.legacy_dynamic_axes() or None,
+            custom_opsets={DOMAIN: OPSET_VERSION},
         )
     return onnx.load_from_string(buffer.getvalue())

@@ -46,6 +46,14 @@ TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
         1e-4, 1e-4, "ORT's and PyTorch's convolutions and matrix products sum in different orders"
     ),
     ("*", "model", "float64"): Tolerance(1e-9, 1e-9, "as float32, at float64 precision"),
+    # A whole detection model (opbridge.verify(..., comparison="detector")).
+    ("*", "detector", "float32"): Tolerance(
+        1e-4, 1e-2,
+        "a detector's boxes are pixel coordinates decoded with exp() from regressions that pass through "
+        "dozens of convolutions, which ORT and PyTorch sum in different orders: torchvision's ResNet-50 FPN "
+        "models with random weights at 224-320 px put boxes ~1e-2 px apart (scores ~3e-5, mask "
+        "probabilities ~5e-4, keypoints ~1e-2 px); 1e-2 px is far below any visible or metric difference",
+    ),
 }
 
 EXACT = Tolerance(0.0, 0.0, "integer outputs are exact")

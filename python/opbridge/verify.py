@@ -7,9 +7,10 @@ import time
 
 import numpy as np
 import torch
+import torch.utils._pytree as pytree
 
 from opbridge._library import create_session
-from opbridge.export import custom_nodes, export
+from opbridge.export import ExportInputs, custom_nodes, export
 from opbridge.tolerances import tolerance
 
 
@@ -40,14 +41,15 @@ class VerifyReport:
 
     def __str__(self) -> str:
         lines = [f"exporter: {self.exporter}", f"custom ops: {', '.join(sorted(set(self.custom_ops))) or 'none'}"]
-        lines.append(f"{'output':<16}{'dtype':<9}{'shape (ORT)':<18}{'max abs err':>12}{'max rel err':>12}  "
+        width = max([16] + [len(o.name) + 2 for o in self.outputs])
+        lines.append(f"{'output':<{width}}{'dtype':<9}{'shape (ORT)':<18}{'max abs err':>12}{'max rel err':>12}  "
                      f"{'tolerance':<24}result")
         for o in self.outputs:
             shape = "x".join(str(d) for d in o.ort_shape) or "scalar"
             if o.eager_shape != o.ort_shape:
                 shape += f" (eager {'x'.join(str(d) for d in o.eager_shape)})"
             tol = "exact" if o.atol == 0 and o.rtol == 0 else f"rtol {o.rtol:g} atol {o.atol:g}"
-            lines.append(f"{o.name:<16}{o.dtype:<9}{shape:<18}{o.max_abs_error:>12.3g}{o.max_rel_error:>12.3g}  "
+            lines.append(f"{o.name:<{width}}{o.dtype:<9}{shape:<18}{o.max_abs_error:>12.3g}{o.max_rel_error:>12.3g}  "
                          f"{tol:<24}{'ok' if o.ok else 'MISMATCH'}")
         if not np.isnan(self.ort_ms):
             lines.append(f"time per run: ORT {self.ort_ms:.2f} ms, PyTorch eager {self.eager_ms:.2f} ms")
@@ -65,25 +67,45 @@ def verify(
     intra_op_threads: int | None = None,
     timing_runs: int = 0,
     print_report: bool = True,
+    more_args: list[tuple] = (),
+    comparison: str = "model",
 ) -> VerifyReport:
     """Exports `model(*args)`, runs it in ORT with opbridge's library and compares every output
     with eager PyTorch, within opbridge's tolerance table ("model" entries).
+
+    `args` and the model's outputs may be tensors or any nesting of lists, tuples and dicts of
+    them (a detector's list of images in, a list of dicts out): both are flattened as PyTorch
+    flattens them, and each output is reported under its path in the structure, e.g.
+    ``[0]['boxes']``.
+
+    more_args: further example inputs (of the same structure) to run the exported model on and
+    compare, e.g. an image where a detector finds nothing, or sizes of a dynamic axis other than
+    the exported one; their outputs are reported with the prefix ``args[k]``.
+
+    comparison: the tolerance table entries to compare with: "model" (the default), or
+    "detector" for detection models, whose box coordinates (in pixels) pass through dozens of
+    convolutions that ORT and PyTorch sum in different orders.
 
     Returns the report (also printed unless print_report=False); report.ok says whether all match.
     With timing_runs > 0 the report also carries median times per run in ORT and in PyTorch.
     """
     model = model.eval()
     args = tuple(args)
-    with torch.no_grad():
-        expected = _flatten(model(*args))
     proto = export(model, args, exporter=exporter, dynamic_axes=dynamic_axes, output_names=output_names)
     session = create_session(proto, intra_op_threads=intra_op_threads)
-    feeds = {i.name: a.detach().cpu().numpy() for i, a in zip(session.get_inputs(), args)}
-    actual = session.run(None, feeds)
-    names = [o.name for o in session.get_outputs()]
-    if len(actual) != len(expected):
-        raise AssertionError(f"ORT returned {len(actual)} outputs, eager PyTorch {len(expected)}")
-    outputs = [_compare(name, e.detach().cpu().numpy(), a) for name, e, a in zip(names, expected, actual)]
+    outputs = []
+    for k, example in enumerate([args] + [tuple(a) for a in more_args]):
+        with torch.no_grad():
+            expected = _flatten_with_paths(model(*example))
+        feeds = _feeds(session, ExportInputs(model, example, dynamic_axes))
+        actual = session.run(None, feeds)
+        if len(actual) != len(expected):
+            raise AssertionError(f"ORT returned {len(actual)} outputs, eager PyTorch {len(expected)} "
+                                 f"({', '.join(path for path, _ in expected)})")
+        prefix = f"args[{k}] " if k else ""
+        outputs += [_compare(prefix + path, e.detach().cpu().numpy(), a, comparison)
+                    for (path, e), a in zip(expected, actual)]
+    feeds = _feeds(session, ExportInputs(model, args, dynamic_axes))
     report = VerifyReport(exporter, custom_nodes(proto), outputs)
     if timing_runs > 0:
         report.ort_ms = _median_ms(lambda: session.run(None, feeds), timing_runs)
@@ -94,18 +116,26 @@ def verify(
     return report
 
 
-def _flatten(value) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _flatten(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _flatten(v)]
-    raise TypeError(f"model outputs must be tensors or nested tuples/lists/dicts of them, got {type(value)}")
+def _feeds(session, inputs: ExportInputs) -> dict:
+    """The session's inputs by name from the tensors of the arguments (an exporter may drop an
+    input the graph does not use)."""
+    by_name = dict(zip(inputs.names, inputs.leaves))
+    return {i.name: by_name[i.name].detach().cpu().numpy() for i in session.get_inputs()}
 
 
-def _compare(name: str, expected: np.ndarray, actual: np.ndarray) -> OutputReport:
-    tol = tolerance("model", expected.dtype)
+def _flatten_with_paths(value) -> list[tuple[str, torch.Tensor]]:
+    """The tensors of a model's output with their paths ("[0]['boxes']"; "output" for a single
+    tensor), in the order PyTorch flattens them, which is the exported graph's output order."""
+    leaves = pytree.tree_flatten_with_path(value)[0]
+    for path, leaf in leaves:
+        if not isinstance(leaf, torch.Tensor):
+            raise TypeError(f"model output {pytree.keystr(path)} is a {type(leaf).__name__}; outputs must be "
+                            "tensors or lists, tuples and dicts of them")
+    return [(pytree.keystr(path) or "output", leaf) for path, leaf in leaves]
+
+
+def _compare(name: str, expected: np.ndarray, actual: np.ndarray, comparison: str = "model") -> OutputReport:
+    tol = tolerance(comparison, expected.dtype)
     same_shape = expected.shape == actual.shape
     abs_err = rel_err = 0.0
     ok = same_shape and expected.dtype == actual.dtype

@@ -39,8 +39,8 @@ def test_verify_command_reports_a_mismatch(monkeypatch, capsys):
 
     real_compare = verify_module._compare
 
-    def broken_compare(name, expected, actual):
-        return real_compare(name, expected, actual + 1.0)
+    def broken_compare(name, expected, actual, comparison="model"):
+        return real_compare(name, expected, actual + 1.0, comparison)
 
     monkeypatch.setattr(verify_module, "_compare", broken_compare)
     assert main(["verify", "test_demo:make_roi_model", "--exporter", "dynamo"]) == 1

@@ -1,0 +1,70 @@
+"""Rewrites of torchvision's detection code that opbridge.export applies while it exports.
+
+torchvision's detection models branch in Python on sizes that depend on the data (how many
+proposals survive, how many detections an image has), which torch.export cannot trace. Each
+rewrite here replaces one such function or method, for the duration of an export only, by one
+that computes the same results without the branch. The ops that need a kernel of their own
+(batched NMS, multi-scale RoIAlign, mask pasting, keypoint decoding) are replaced in their op's
+module (opbridge/ops/<kernel>.py) instead; this module holds the rewrites that need no op.
+"""
+
+from __future__ import annotations
+
+import torch
+from torchvision.models.detection import _utils as det_utils
+from torchvision.models.detection import faster_rcnn
+
+from opbridge.ops._onnx import AttributePatch
+
+
+def _box_coder_decode(self, rel_codes: torch.Tensor, boxes: list[torch.Tensor]) -> torch.Tensor:
+    """torchvision's BoxCoder.decode without its `if box_sum > 0` branches.
+
+    torchvision reshapes rel_codes to (box_sum, -1) and the decoded boxes to (box_sum, -1, 4)
+    only when there are boxes, because reshape cannot infer -1 from zero elements. The first
+    reshape does not change the 2-D rel_codes every caller passes; the second is written as an
+    unflatten of the last dimension, which needs no count. With no boxes the result is
+    [0, classes, 4] instead of torchvision's [0, classes * 4]: both hold nothing, and the callers
+    (RPN filtering, box post-processing) reshape them to the same empty results.
+    """
+    concat_boxes = torch.cat(boxes, dim=0)
+    if rel_codes.dim() != 2:
+        rel_codes = rel_codes.reshape(concat_boxes.shape[0], -1)
+    pred_boxes = self.decode_single(rel_codes, concat_boxes)
+    return pred_boxes.unflatten(-1, (-1, 4))
+
+
+def _batch_norm_eval(layer: torch.nn.BatchNorm2d, x: torch.Tensor) -> torch.Tensor:
+    """An eval-mode BatchNorm2d as the arithmetic it is: (x - mean) / sqrt(var + eps) * w + b."""
+    shape = (1, -1, 1, 1)
+    scale = torch.rsqrt(layer.running_var + layer.eps)
+    if layer.weight is not None:
+        scale = scale * layer.weight
+    x = (x - layer.running_mean.reshape(shape)) * scale.reshape(shape)
+    return x + layer.bias.reshape(shape) if layer.bias is not None else x
+
+
+def _run_without_batch_norm_op(module: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+    if isinstance(module, torch.nn.BatchNorm2d) and not module.training:
+        return _batch_norm_eval(module, x)
+    if isinstance(module, torch.nn.Sequential):
+        for layer in module:
+            x = _run_without_batch_norm_op(layer, x)
+        return x
+    return module(x)
+
+
+def _conv_fc_head_forward(self, x: torch.Tensor) -> torch.Tensor:
+    """FastRCNNConvFCHead (fasterrcnn_resnet50_fpn_v2's box head) with its batch norms written
+    out: torch.export cannot trace aten.batch_norm on the head's input, whose batch is the
+    data-dependent number of proposals (the op checks for an empty input). The arithmetic is the
+    batch norm's; only its rounding can differ, by float32 ulps."""
+    for layer in self:
+        x = _run_without_batch_norm_op(layer, x)
+    return x
+
+
+PATCHES = (
+    AttributePatch(det_utils.BoxCoder, "decode", _box_coder_decode),
+    AttributePatch(faster_rcnn.FastRCNNConvFCHead, "forward", _conv_fc_head_forward),
+)

@@ -1,0 +1,184 @@
+"""torchvision's detection models end to end: exported with opbridge.export (both exporters), run in
+ORT with the library, verified against eager PyTorch on an image where the model detects objects
+and on one where it detects nothing.
+
+One test per model family (Faster R-CNN, Mask R-CNN, Keypoint R-CNN, RetinaNet, FCOS, SSD,
+SSDlite), with torchvision's random weights (weights=None, weights_backbone=None) and small
+images (224 px), so that the family runs in CI in seconds.
+
+Why thresholds and images are chosen per family: with random weights, a detector's scores are
+nearly flat, and the order of two scores closer than the float32 rounding in which ORT and
+PyTorch differ (~1e-6) is decided by that rounding: such a comparison tests nothing but luck. Each
+family therefore uses a score threshold and two images for which the detections' scores are at
+least 1e-4 apart from each other and from the threshold (the test asserts this first), and for
+which the second image has no score above the threshold. SSDlite's backbone outputs ~1e-14
+everywhere with torchvision's initialisation (every score is exactly 1/91, every ranking a tie),
+so its weights are redrawn with a live scale first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from torchvision.models import detection
+
+import opbridge
+
+SIZE = 224
+MARGIN = 1e-4  # how far apart the scores of the verified detections must be (see the docstring)
+
+
+def image(kind: str) -> torch.Tensor:
+    if kind.startswith("const"):
+        return torch.full((3, SIZE, SIZE), float(kind[5:]))
+    if kind == "rand_dim":
+        return torch.rand(3, SIZE, SIZE, generator=torch.Generator().manual_seed(4)) * 0.2
+    if kind == "checker":
+        rows, cols = torch.arange(SIZE)[:, None] // 16, torch.arange(SIZE)[None, :] // 16
+        return ((rows + cols) % 2).float().expand(3, -1, -1).clone()
+    return torch.rand(3, SIZE, SIZE, generator=torch.Generator().manual_seed(int(kind[4:])))
+
+
+@dataclasses.dataclass
+class Family:
+    builder: str
+    threshold: float
+    detect: str  # an image with detections above the threshold
+    nothing: str  # an image without
+    live_weights: bool = False
+
+
+FAMILIES = {
+    "fasterrcnn": Family("fasterrcnn_resnet50_fpn", 0.973, "rand1", "const0.5"),
+    "maskrcnn": Family("maskrcnn_resnet50_fpn", 0.925, "rand1", "const0.5"),
+    "keypointrcnn": Family("keypointrcnn_resnet50_fpn", 0.44, "const0.5", "rand2"),
+    "retinanet": Family("retinanet_resnet50_fpn", 0.0454, "rand1", "const0.5"),
+    "fcos": Family("fcos_resnet50_fpn", 0.1363, "rand_dim", "rand3"),
+    "ssd": Family("ssd300_vgg16", 0.8, "const0.25", "const0.5"),
+    "ssdlite": Family("ssdlite320_mobilenet_v3_large", 0.76, "const0.5", "rand3", live_weights=True),
+}
+
+
+def _set_threshold(model, value: float) -> None:
+    if hasattr(model, "roi_heads"):
+        model.roi_heads.score_thresh = value
+    else:
+        model.score_thresh = value
+
+
+def _classifier_layers(model) -> list[torch.nn.Module]:
+    head = model.head.classification_head
+    return [[c for c in m.modules() if isinstance(c, torch.nn.Conv2d)][-1] for m in head.module_list]
+
+
+def _live_weights(model, calibration_image) -> None:
+    """Redraws every weight (variance-preserving normal draws, batch norms as identities with a
+    positive shift, so that hardswish and ReLU6 layers stay active), then scales the classifier
+    so that its logits have a standard deviation of 1.5 over the calibration image (so that the
+    scores are neither tied nor saturated at 1)."""
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) * math.sqrt(3.0 / m.weight[0].numel()))
+                if m.bias is not None:
+                    m.bias.zero_()
+            elif isinstance(m, torch.nn.BatchNorm2d):
+                m.weight.fill_(1.0)
+                m.bias.copy_(0.5 + 0.5 * torch.randn(m.bias.shape, generator=g))
+                m.running_mean.zero_()
+                m.running_var.fill_(1.0)
+        layers = _classifier_layers(model)
+        spread = {}
+        hooks = [layer.register_forward_hook(
+            lambda mod, i, o, k=k: spread.__setitem__(k, (o - mod.bias.reshape(1, -1, 1, 1)).std().item()))
+            for k, layer in enumerate(layers)]
+        model([calibration_image])
+        for hook in hooks:
+            hook.remove()
+        for k, layer in enumerate(layers):
+            layer.weight.mul_(1.5 / spread[k])
+            layer.bias.copy_(torch.randn(layer.bias.shape, generator=g) * 0.5)
+
+
+def build(family: Family) -> torch.nn.Module:
+    torch.manual_seed(0)
+    kwargs = dict(weights=None, weights_backbone=None)
+    if "ssd" not in family.builder:
+        kwargs.update(min_size=SIZE, max_size=SIZE)
+    model = getattr(detection, family.builder)(**kwargs).eval()
+    if family.live_weights:
+        _live_weights(model, image("rand1"))
+    _set_threshold(model, family.threshold)
+    return model
+
+
+def scores_without_threshold(model, threshold: float, img) -> np.ndarray:
+    """The model's detection scores for `img` with its score threshold lowered to 0, descending."""
+    _set_threshold(model, 0.0)
+    try:
+        with torch.no_grad():
+            return np.sort(model([img])[0]["scores"].numpy())[::-1]
+    finally:
+        _set_threshold(model, threshold)
+
+
+def detections_well_separated(model, threshold: float, img) -> int:
+    """Asserts the precondition of a meaningful comparison (see the module docstring) for `img`:
+    every score at least MARGIN away from the threshold, and the detections' scores at least
+    MARGIN apart. Returns the number of detections."""
+    scores = scores_without_threshold(model, threshold, img)
+    kept, rest = scores[scores > threshold], scores[scores <= threshold]
+    if len(kept) > 1:
+        assert np.min(-np.diff(kept)) >= MARGIN, f"detection scores {kept} closer than {MARGIN}"
+    assert not len(kept) or kept[-1] - threshold >= MARGIN, f"score {kept[-1]} within {MARGIN} of {threshold}"
+    assert not len(rest) or threshold - rest[0] >= MARGIN, f"score {rest[0]} within {MARGIN} of {threshold}"
+    return len(kept)
+
+
+EXPECTED_NODES = {
+    "fasterrcnn": {"opbridge::BatchedNms", "opbridge::MultiScaleRoiAlign"},
+    "maskrcnn": {"opbridge::BatchedNms", "opbridge::MultiScaleRoiAlign", "opbridge::PasteMasks"},
+    "keypointrcnn": {"opbridge::BatchedNms", "opbridge::MultiScaleRoiAlign", "opbridge::HeatmapsToKeypoints"},
+    "retinanet": {"opbridge::BatchedNms"},
+    "fcos": {"opbridge::BatchedNms"},
+    "ssd": {"opbridge::BatchedNms"},
+    "ssdlite": {"opbridge::BatchedNms"},
+}
+
+
+@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_detector_exports_runs_and_verifies(name, exporter):
+    family = FAMILIES[name]
+    model = build(family)
+    assert detections_well_separated(model, family.threshold, image(family.detect)) >= 2
+    assert detections_well_separated(model, family.threshold, image(family.nothing)) == 0
+    report = opbridge.verify(model, ([image(family.detect)],), exporter=exporter, comparison="detector",
+                             more_args=[([image(family.nothing)],)], print_report=False)
+    assert set(report.custom_ops) == EXPECTED_NODES[name]
+    assert report.ok, str(report)
+    detected = {o.name: o.ort_shape for o in report.outputs}
+    assert detected["[0]['boxes']"][0] >= 2 and detected["args[1] [0]['boxes']"][0] == 0
+    if name == "maskrcnn":
+        assert detected["[0]['masks']"] == (detected["[0]['boxes']"][0], 1, SIZE, SIZE)
+    if name == "keypointrcnn":
+        assert detected["[0]['keypoints']"] == (detected["[0]['boxes']"][0], 17, 3)
+
+
+@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+def test_dynamic_image_size(exporter):
+    """Exported at 224 x 224 with the image's height and width dynamic, Faster R-CNN runs at
+    other sizes too (torchvision resizes every image to its min_size first)."""
+    family = FAMILIES["fasterrcnn"]
+    model = build(family)
+    others = [([torch.rand(3, h, w, generator=torch.Generator().manual_seed(h))],) for h, w in [(200, 300), (320, 160)]]
+    for (images,) in others:
+        detections_well_separated(model, family.threshold, images[0])
+    report = opbridge.verify(model, ([image(family.detect)],), exporter=exporter, comparison="detector",
+                             dynamic_axes={"images": {1: "height", 2: "width"}}, more_args=others, print_report=False)
+    assert report.ok, str(report)
