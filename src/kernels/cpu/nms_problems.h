@@ -1,0 +1,169 @@
+// The Problem types of the NMS-family drivers (nms_drivers.h): one problem's boxes in processing
+// order, carved from scratch memory, with the op's suppression rule. Shared by the ops whose
+// rules coincide (torchvision's axis-aligned IoU for nms and trt_batched_nms; the rotated IoU for
+// nms_rotated and trt_batched_nms's rotated identities).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "core/scratch.h"
+#include "kernels/cpu/box_iou_rotated.h"
+#include "kernels/cpu/greedy_nms.h"
+#include "kernels/cpu/nms.h"
+
+namespace opbridge::cpu {
+
+// One problem's boxes in processing order, as the rule and the greedy engine read them.
+struct AxisAlignedProblem {
+  float offset;
+  float threshold;
+  int64_t box_stride = 4;  // floats from one box to the next in the boxes Gather reads
+  float *x1, *y1, *x2, *y2, *area;
+  float* longer_side;  // max(width, height): IoU <= the ratio of two boxes' longer sides
+  float* extents;      // [count][4]
+  uint8_t* active;
+  uint8_t* kept;
+  void* greedy;  // GreedyScratchBytes
+
+  static size_t Bytes(int64_t count) {
+    return ArenaBytes<float>(count) * 6 + ArenaBytes<float>(4 * count) + ArenaBytes<uint8_t>(count) * 2 +
+           ArenaBytes<uint64_t>(static_cast<int64_t>(GreedyScratchBytes(count) / 8 + 1));
+  }
+  void Carve(Arena* arena, int64_t count) {
+    x1 = arena->Take<float>(count);
+    y1 = arena->Take<float>(count);
+    x2 = arena->Take<float>(count);
+    y2 = arena->Take<float>(count);
+    area = arena->Take<float>(count);
+    longer_side = arena->Take<float>(count);
+    extents = arena->Take<float>(4 * count);
+    active = arena->Take<uint8_t>(count);
+    kept = arena->Take<uint8_t>(count);
+    greedy = arena->Take<uint64_t>(static_cast<int64_t>(GreedyScratchBytes(count) / 8 + 1));
+  }
+
+  // Copies boxes[positions[k]] for k < count. A candidate is active when its width and height
+  // (with the offset) are > 0 and its area is finite: any other box has an IoU of 0 or NaN
+  // with every box under this rule (its overlap is 0, or its area is infinite or NaN), so it
+  // is never suppressed and suppresses nothing.
+  void Gather(const float* boxes, const int32_t* positions, int64_t count) {
+    for (int64_t k = 0; k < count; ++k) {
+      const float* b = boxes + box_stride * static_cast<int64_t>(positions[k]);
+      x1[k] = b[0];
+      y1[k] = b[1];
+      x2[k] = b[2];
+      y2[k] = b[3];
+      const float w = b[2] - b[0] + offset, h = b[3] - b[1] + offset;
+      area[k] = w * h;
+      longer_side[k] = std::max(w, h);
+      active[k] = w > 0.0f && h > 0.0f && area[k] < std::numeric_limits<float>::infinity();
+      if (active[k]) {
+        // Two boxes overlap (inter > 0) only where [x1, x2 + offset] x [y1, y2 + offset] meet:
+        // with offset 0, min(x2) - max(x1) > 0 is an exact comparison of x2 and x1; with offset
+        // 1, the rounded difference exceeds -1 only if x2 + 1 > x1, and x1 is representable.
+        float* e = extents + 4 * k;
+        e[0] = b[0];
+        e[1] = b[1];
+        e[2] = b[2] + offset;
+        e[3] = b[3] + offset;
+      }
+    }
+  }
+
+  void Suppress(int64_t count, int64_t max_kept) {
+    GreedyProblem problem;
+    problem.count = count;
+    problem.extents = extents;
+    problem.active = active;
+    problem.max_kept = max_kept;
+    // For boxes with sides (w1, h1) and (w2, h2), the overlap is at most min(w1, w2) wide and
+    // the union at least max(w1, w2) times the other box's height, so IoU <= min(w1, w2) /
+    // max(w1, w2), and likewise for heights and for the longer sides. The ratio is taken a
+    // little under the threshold to absorb rounding in the IoU.
+    problem.sizes = longer_side;
+    problem.min_size_ratio = threshold * (1.0f - 1e-5f);
+    problem.min_overlap_fraction = threshold * (1.0f - 1e-3f);
+    const TorchvisionIouRule rule{x1, y1, x2, y2, area, offset, threshold};
+    GreedySuppress(problem, rule, kept, nullptr, greedy);
+  }
+};
+
+// Degenerate boxes. mmcv's single_box_iou_rotated returns 0 when either area (w * h) is below
+// 1e-14; mmdeploy's copy has no such guard and computes garbage for zero-area boxes (a
+// zero-width box acts as a band across the other). opbridge gives every box with a non-finite
+// value, or an area below the rule's limit (1e-14 for mmcv, 0 for mmdeploy: an area > 0 means
+// w and h have the same sign, and a box with both negative is the box of |w| x |h|), an IoU of 0
+// with every box: it is kept and suppresses nothing (unless the rule is IoU >= 0, where an IoU
+// of 0 suppresses too, as in mmcv).
+struct RotatedIouRule {
+  const RotatedBox* boxes;
+  const uint8_t* active;
+  float threshold;
+  bool inclusive;  // IoU >= threshold (mmcv) rather than > (mmdeploy)
+  bool operator()(int32_t i, int32_t j) const {
+    // Kept box first, as mmcv and mmdeploy pass them (the intersection is not symmetric in its
+    // last bits).
+    const float iou = active[i] && active[j] ? RotatedIou(boxes[i], boxes[j]) : 0.0f;
+    return inclusive ? iou >= threshold : iou > threshold;
+  }
+};
+
+struct RotatedProblem {
+  float threshold;
+  bool inclusive;
+  double min_area;  // smallest area of an active box: >= this (mmcv's 1e-14, a double) or > 0 (min_area 0)
+  bool clockwise;
+  int64_t box_stride = 5;  // floats from one box to the next in the boxes Gather reads
+  RotatedBox* boxes;
+  float* extents;
+  uint8_t* active;
+  uint8_t* kept;
+  void* greedy;
+
+  static size_t Bytes(int64_t count) {
+    return ArenaBytes<RotatedBox>(count) + ArenaBytes<float>(4 * count) + ArenaBytes<uint8_t>(count) * 2 +
+           ArenaBytes<uint64_t>(static_cast<int64_t>(GreedyScratchBytes(count) / 8 + 1));
+  }
+  void Carve(Arena* arena, int64_t count) {
+    boxes = arena->Take<RotatedBox>(count);
+    extents = arena->Take<float>(4 * count);
+    active = arena->Take<uint8_t>(count);
+    kept = arena->Take<uint8_t>(count);
+    greedy = arena->Take<uint64_t>(static_cast<int64_t>(GreedyScratchBytes(count) / 8 + 1));
+  }
+
+  void Gather(const float* all_boxes, const int32_t* positions, int64_t count) {
+    for (int64_t k = 0; k < count; ++k) {
+      float b[5];
+      const float* src = all_boxes + box_stride * static_cast<int64_t>(positions[k]);
+      for (int v = 0; v < 5; ++v) b[v] = src[v];
+      if (!clockwise) b[4] = -b[4];  // mmcv's clockwise=False negates theta
+      boxes[k] = MakeRotatedBox(b);
+      const float area = b[2] * b[3];
+      const bool finite = std::isfinite(b[0]) && std::isfinite(b[1]) && std::isfinite(b[2]) && std::isfinite(b[3]) &&
+                          std::isfinite(b[4]) && std::isfinite(area);
+      active[k] = finite && (min_area > 0.0 ? static_cast<double>(area) >= min_area : area > 0.0f);
+      float* e = extents + 4 * k;
+      RotatedBoxBounds(boxes[k], e, e + 1, e + 2, e + 3);
+    }
+  }
+
+  void Suppress(int64_t count, int64_t max_kept) {
+    GreedyProblem problem;
+    problem.count = count;
+    problem.extents = extents;
+    problem.active = active;
+    problem.max_kept = max_kept;
+    // An IoU of 0 suppresses under IoU >= 0: then every pair is tested, as mmcv does.
+    problem.test_every_pair = inclusive && threshold <= 0.0f;
+    // No size or overlap pruning: mmcv's IoU can exceed the area ratio bound where its crossing
+    // test misfires (box_iou_rotated.h), and compatibility means computing what it computes.
+    const RotatedIouRule rule{boxes, active, threshold, inclusive};
+    GreedySuppress(problem, rule, kept, nullptr, greedy);
+  }
+};
+
+}  // namespace opbridge::cpu
