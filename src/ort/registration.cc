@@ -9,6 +9,7 @@
 #include "ort/ops/heatmaps_to_keypoints.h"
 #include "ort/ops/multi_scale_roi_align.h"
 #include "ort/ops/nms.h"
+#include "ort/ops/nms_match.h"
 #include "ort/ops/nms_rotated.h"
 #include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
@@ -50,6 +51,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<MulticlassNmsRotatedOp>("mmdeploy", "NMSRotated", "nms_rotated"),
       Op<PasteMasksOp>("opbridge", "PasteMasks", "paste_masks"),
       Op<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
+      Op<NmsMatchOp>("opbridge", "NmsMatch", "nms_match"),
+      Op<NmsMatchOp>("mmdeploy", "NMSMatch", "nms_match"),
   };
   return *ops;
 }

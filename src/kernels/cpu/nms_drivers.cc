@@ -87,4 +87,21 @@ void WriteSelectedRows(const int32_t* kept_boxes, const int64_t* kept_counts, in
   }
 }
 
+void WriteMatchRows(const int32_t* pairs, const int64_t* pair_counts, int64_t batch, int64_t classes, int64_t n,
+                    int64_t* rows) {
+  int64_t row = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t c = 0; c < classes; ++c) {
+      const int64_t bc = b * classes + c;
+      const int32_t* pair = pairs + 2 * bc * n;
+      for (int64_t k = 0; k < pair_counts[bc]; ++k, ++row) {
+        rows[4 * row + 0] = b;
+        rows[4 * row + 1] = c;
+        rows[4 * row + 2] = pair[2 * k];
+        rows[4 * row + 3] = pair[2 * k + 1];
+      }
+    }
+  }
+}
+
 }  // namespace opbridge::cpu

@@ -11,6 +11,8 @@
 //   void Gather(const float* boxes, const int32_t* positions, int64_t count);
 //   void Suppress(int64_t count, int64_t max_kept);      fills kept[0, count)
 //   uint8_t* kept;
+// and, for MatchPerBatchAndClass (ops that report which kept box suppressed which):
+//   void Suppress(int64_t count, int64_t max_kept, int32_t* first_suppressor);
 // Each task copies the prototype Problem the kernel passes and carves its own memory.
 #pragma once
 
@@ -187,5 +189,79 @@ Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_
 // class, then score order, to rows [sum of kept_counts, 3].
 void WriteSelectedRows(const int32_t* kept_boxes, const int64_t* kept_counts, int64_t batch, int64_t classes,
                        int64_t cap, int64_t* rows);
+
+// The multi-class layout for ops that report which kept box suppressed which box (nms_match):
+// boxes [batch, n, box_size], scores [batch, classes, n]. Every box of a (b, c) problem takes part
+// (no score filter, no cap). A box j that is not kept was suppressed by the earliest kept box i
+// (in processing order) that suppresses it: GreedySuppress's first_suppressor, which is the i
+// that the classic loop ("each kept box, in order, suppresses every later box still standing")
+// records for j. The pairs (i, j) of box indices whose i scores > report_threshold (a NaN score
+// never does) go to pairs[2 * ((b * classes + c) * n + r) ...] for r < pair_counts[b * classes + c],
+// ordered by i in processing order, then by j in processing order.
+template <class Problem>
+Status MatchPerBatchAndClass(const Problem& prototype, const float* boxes, int64_t box_size, const float* scores,
+                             int64_t batch, int64_t classes, int64_t n, float report_threshold, int32_t* pairs,
+                             int64_t* pair_counts, ScratchAllocator& scratch, const TaskRunner& runner) {
+  const int64_t problems = batch * classes;
+  std::fill(pair_counts, pair_counts + problems, int64_t{0});
+  if (problems == 0 || n == 0) return Status::Ok();
+  // At most 64 tasks, each taking a contiguous range of (batch, class) problems. Every problem
+  // has all n boxes, so a task takes its memory once and reuses it.
+  const int64_t per_task = (problems + 63) / 64;
+  const int64_t tasks = (problems + per_task - 1) / per_task;
+  const int64_t sort_words = static_cast<int64_t>(ScoreOrderScratchBytes(n) / 8 + 1);
+  const size_t bytes = ArenaBytes<int32_t>(n) * 3 + ArenaBytes<uint64_t>(sort_words) + Problem::Bytes(n);
+  std::atomic<bool> out_of_memory{false};
+  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(tasks), [&](size_t task) {
+    ScratchBlock block(scratch, bytes);
+    if (block.data() == nullptr) {
+      out_of_memory = true;
+      return;
+    }
+    Arena arena(block.data(), bytes);
+    int32_t* order = arena.Take<int32_t>(n);
+    int32_t* first = arena.Take<int32_t>(n);
+    int32_t* next = arena.Take<int32_t>(n);  // per processing position: where its next pair goes
+    void* sort_scratch = arena.Take<uint64_t>(sort_words);
+    Problem problem = prototype;
+    problem.Carve(&arena, n);
+    const int64_t end = std::min(problems, static_cast<int64_t>(task + 1) * per_task);
+    for (int64_t bc = static_cast<int64_t>(task) * per_task; bc < end; ++bc) {
+      const int64_t b = bc / classes;
+      const float* problem_scores = scores + bc * n;
+      ScoreOrder(problem_scores, n, order, sort_scratch);
+      problem.Gather(boxes + b * n * box_size, order, n);
+      problem.Suppress(n, -1, first);
+      // Count the boxes each kept box suppressed first, give the reporting ones consecutive
+      // ranges in processing order, then place the suppressed boxes in processing order.
+      std::fill(next, next + n, int32_t{0});
+      for (int64_t j = 0; j < n; ++j) {
+        if (first[j] >= 0) ++next[first[j]];
+      }
+      int32_t total = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const int32_t suppressed = next[i];
+        next[i] = problem_scores[order[i]] > report_threshold ? total : -1;
+        if (next[i] >= 0) total += suppressed;
+      }
+      int32_t* out = pairs + 2 * bc * n;
+      for (int64_t j = 0; j < n; ++j) {
+        const int32_t i = first[j];
+        if (i < 0 || next[i] < 0) continue;
+        int32_t* pair = out + 2 * int64_t{next[i]++};
+        pair[0] = order[i];
+        pair[1] = order[j];
+      }
+      pair_counts[bc] = total;
+    }
+  }));
+  if (out_of_memory) return Status::Error("could not allocate scratch memory for ", n, " boxes");
+  return Status::Ok();
+}
+
+// Writes the (batch, class, kept box, suppressed box) rows of MatchPerBatchAndClass's results,
+// batch-major, then class, then in the pairs' order, to rows [sum of pair_counts, 4].
+void WriteMatchRows(const int32_t* pairs, const int64_t* pair_counts, int64_t batch, int64_t classes, int64_t n,
+                    int64_t* rows);
 
 }  // namespace opbridge::cpu
