@@ -41,6 +41,33 @@ class ScratchBlock {
   void* data_;
 };
 
+// One scratch block that a task reuses for a sequence of problems: Reserve() reallocates only
+// when a problem needs more than the block holds (the contents are not kept).
+class ReusedScratchBlock {
+ public:
+  explicit ReusedScratchBlock(ScratchAllocator& allocator) : allocator_(allocator) {}
+  ~ReusedScratchBlock() {
+    if (data_ != nullptr) allocator_.Free(data_);
+  }
+  ReusedScratchBlock(const ReusedScratchBlock&) = delete;
+  ReusedScratchBlock& operator=(const ReusedScratchBlock&) = delete;
+  // At least `bytes` bytes, or null when out of memory.
+  void* Reserve(size_t bytes) {
+    if (data_ != nullptr && bytes <= size_) return data_;
+    if (data_ != nullptr) allocator_.Free(data_);
+    size_ = bytes > 0 ? bytes : 1;
+    data_ = allocator_.Allocate(size_);
+    if (data_ == nullptr) size_ = 0;
+    return data_;
+  }
+  size_t size() const { return size_; }
+
+ private:
+  ScratchAllocator& allocator_;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // Carves typed arrays out of one scratch block, each starting on a 64-byte boundary (relative
 // to the block). Size the block as the sum of ArenaBytes<T>(count) of the arrays taken.
 template <class T>

@@ -14,6 +14,7 @@
 #include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
 #include "ort/ops/soft_nms.h"
+#include "ort/ops/trt_batched_nms.h"
 
 namespace opbridge::ort {
 namespace {
@@ -49,6 +50,10 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<NmsRotatedOp>("opbridge", "NmsRotated", "nms_rotated"),
       Op<MulticlassNmsRotatedOp>("opbridge", "MulticlassNmsRotated", "nms_rotated"),
       Op<MulticlassNmsRotatedOp>("mmdeploy", "NMSRotated", "nms_rotated"),
+      Op<TrtBatchedNmsOp>("opbridge", "TrtBatchedNms", "trt_batched_nms"),
+      Op<TrtBatchedRotatedNmsOp>("opbridge", "TrtBatchedRotatedNms", "trt_batched_nms"),
+      Op<TrtBatchedNmsOp>("mmdeploy", "TRTBatchedNMS", "trt_batched_nms"),
+      Op<TrtBatchedRotatedNmsOp>("mmdeploy", "TRTBatchedRotatedNMS", "trt_batched_nms"),
       Op<PasteMasksOp>("opbridge", "PasteMasks", "paste_masks"),
       Op<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
       Op<NmsMatchOp>("opbridge", "NmsMatch", "nms_match"),

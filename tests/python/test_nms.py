@@ -15,6 +15,7 @@ import torchvision
 from onnx import TensorProto, helper
 
 import opbridge.ops
+from box_data import clustered_boxes
 from graphs import one_node_model, run, run_error, session_error
 
 f32 = np.float32
@@ -29,12 +30,7 @@ def nms_model(identity="opbridge::Nms", **attrs):
 
 def clustered(rng, count, clusters, spread=500.0):
     """Boxes jittered around `clusters` objects (so that many overlap), scores with ties."""
-    centres = rng.uniform(0, spread, (max(clusters, 1), 2))
-    sizes = np.exp(rng.uniform(np.log(4), np.log(120), (max(clusters, 1), 2)))
-    pick = rng.integers(0, len(centres), count)
-    ctr = centres[pick] + rng.normal(0, 0.2, (count, 2)) * sizes[pick]
-    wh = sizes[pick] * np.exp(rng.normal(0, 0.25, (count, 2)))
-    boxes = np.concatenate([ctr - wh / 2, ctr + wh / 2], axis=1).astype(f32)
+    boxes = clustered_boxes(rng, count, clusters, spread, near_duplicates=False)
     scores = rng.random(count).astype(f32)
     if count:
         scores[::5] = scores[0]  # ties

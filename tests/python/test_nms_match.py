@@ -17,6 +17,7 @@ from onnx import TensorProto, helper
 
 import opbridge
 import opbridge.ops
+from box_data import clustered_boxes
 from graphs import one_node_model, run, run_error
 from opbridge.export import custom_nodes
 
@@ -105,23 +106,10 @@ def reference(boxes, scores, iou_threshold, score_threshold, scalar=False):
     return np.array(rows, np.int64).reshape(-1, 4)
 
 
-def clustered(rng, count, clusters, spread=500.0):
-    """Boxes jittered around `clusters` objects (many overlap, IoUs over (0, 1)); every 6th box
-    nearly duplicates the one before (IoU ~0.9 to 1)."""
-    centres = rng.uniform(0, spread, (max(clusters, 1), 2))
-    sizes = np.exp(rng.uniform(np.log(4), np.log(120), (max(clusters, 1), 2)))
-    pick = rng.integers(0, len(centres), count)
-    ctr = centres[pick] + rng.normal(0, 0.2, (count, 2)) * sizes[pick]
-    wh = sizes[pick] * np.exp(rng.normal(0, 0.25, (count, 2)))
-    dup = np.arange(6, count, 6)
-    ctr[dup] = ctr[dup - 1] + rng.normal(0, 0.01, (len(dup), 2)) * wh[dup - 1]
-    wh[dup] = wh[dup - 1] * np.exp(rng.normal(0, 0.01, (len(dup), 2)))
-    return np.concatenate([ctr - wh / 2, ctr + wh / 2], axis=1).astype(f32)
-
-
 def problem(rng, batch, classes, count):
     """boxes [batch, count, 4] and scores [batch, classes, count] with ties (every 5th score equal)."""
-    boxes = np.array([clustered(rng, count, count // 6 + 1) for _ in range(batch)], f32).reshape(batch, count, 4)
+    boxes = np.array([clustered_boxes(rng, count, count // 6 + 1) for _ in range(batch)], f32)
+    boxes = boxes.reshape(batch, count, 4)
     scores = rng.random((batch, classes, count)).astype(f32)
     if count:
         scores[..., ::5] = scores[..., :1]
@@ -131,7 +119,7 @@ def problem(rng, batch, classes, count):
 def test_reference_row_iou_is_the_scalar_iou():
     """spec_iou_row computes spec_iou, bit for bit, NaN and signed zeros included."""
     rng = np.random.default_rng(1)
-    boxes = clustered(rng, 300, 20)
+    boxes = clustered_boxes(rng, 300, 20)
     odd = np.array([[4, 4, 0, 0], [2, 0, 2, 4], [NAN, 0, 4, 4], [0, 0, INF, 4], [-3e38, 0, 3e38, 4], [9, 1, 1, 9],
                     [0, 0, 1e-5, 1e-5], [0, 0, 0.0625, 0.03125], [0, 0, 0.03125, 0.03125]], f32)
     boxes = np.concatenate([boxes, odd])

@@ -49,6 +49,8 @@ class Case:
     check_rows: int | None = None  # compare only opbridge's first rows (a reference run on a subset)
     flops: float | None = None  # useful floating-point operations of one run (for GFLOP/s)
     sgemm: Callable[[], object] | None = None  # a plain sgemm of the same GEMM shape, timed alongside
+    check_rtol: float = 0.0  # the check's tolerance
+    check_atol: float = ATOL
 
 
 def _library_path() -> str:
@@ -127,6 +129,7 @@ def one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], doma
 
 F32 = 1  # onnx.TensorProto.FLOAT
 I64 = 7  # onnx.TensorProto.INT64
+I32 = 6  # onnx.TensorProto.INT32
 
 
 def data_rng(salt: int) -> np.random.Generator:
@@ -160,7 +163,7 @@ def _check(case: Case) -> str:
             if not np.array_equal(e, a):
                 return f"MISMATCH {int((e != a).sum())} ints differ"
             continue
-        if not np.allclose(a, e, rtol=0.0, atol=ATOL, equal_nan=True):
+        if not np.allclose(a, e, rtol=case.check_rtol, atol=case.check_atol, equal_nan=True):
             return f"MISMATCH max|d|={float(np.nanmax(np.abs(a - e))):.2g}"
         worst = max(worst, float(np.nanmax(np.abs(a - e))) if a.size else 0.0)
     return f"ok ({worst:.0e})" if rows is None else f"ok ({worst:.0e}, {rows} rois vs reference)"

@@ -148,22 +148,17 @@ Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_
              ArenaBytes<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1)) +
              Problem::Bytes(count);
     };
-    int64_t capacity = -1;
-    void* memory = nullptr;
+    ReusedScratchBlock block(scratch);
     const int64_t end = std::min(problems, static_cast<int64_t>(task + 1) * per_task);
     for (int64_t bc = static_cast<int64_t>(task) * per_task; bc < end; ++bc) {
       const int64_t b = bc / classes;
       const int64_t count = FilterAbove(scores + bc * n, n, score_threshold, candidates, candidate_scores);
-      if (count > capacity) {
-        if (memory != nullptr) scratch.Free(memory);
-        capacity = std::max<int64_t>(count, 256);
-        memory = scratch.Allocate(problem_bytes(capacity));
-        if (memory == nullptr) {
-          out_of_memory = true;
-          return;
-        }
+      void* memory = block.Reserve(problem_bytes(std::max<int64_t>(count, 256)));
+      if (memory == nullptr) {
+        out_of_memory = true;
+        return;
       }
-      Arena arena(memory, problem_bytes(capacity));
+      Arena arena(memory, block.size());
       int32_t* order = arena.Take<int32_t>(count);
       void* sort_scratch = arena.Take<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1));
       Problem problem = prototype;
@@ -179,7 +174,6 @@ Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_
       }
       kept_counts[bc] = kept;
     }
-    if (memory != nullptr) scratch.Free(memory);
   }));
   if (out_of_memory) return Status::Error("could not allocate scratch memory for ", n, " boxes");
   return Status::Ok();

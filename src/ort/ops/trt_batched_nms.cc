@@ -1,0 +1,122 @@
+// TensorRT batched NMS ORT glue: opbridge::TrtBatchedNms, opbridge::TrtBatchedRotatedNms,
+// mmdeploy::TRTBatchedNMS and mmdeploy::TRTBatchedRotatedNMS.
+#include "ort/ops/trt_batched_nms.h"
+
+#include "kernels/cpu/trt_batched_nms.h"
+
+namespace opbridge::ort {
+namespace {
+
+constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+constexpr ONNXTensorElementDataType kInt32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+
+// The plugin creator's fields; an absent one takes the plugin's default (its parameters are
+// zero-initialised, except clip_boxes, which defaults to true).
+std::vector<AttrSpec> PluginAttrs(bool with_return_index) {
+  std::vector<AttrSpec> attrs = {IntAttr("background_label_id", 0), RequiredIntAttr("num_classes"),
+                                 IntAttr("topk", 0), RequiredIntAttr("keep_topk"), FloatAttr("score_threshold", 0.0f),
+                                 FloatAttr("iou_threshold", 0.0f), IntAttr("is_normalized", 0),
+                                 IntAttr("clip_boxes", 1)};
+  if (with_return_index) attrs.push_back(IntAttr("return_index", 0));
+  return attrs;
+}
+
+}  // namespace
+
+const OpSchema& TrtBatchedNmsOp::Schema() {
+  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
+                               {{"dets", kFloat, false}, {"labels", kInt32, false}, {"index", kInt32, true}},
+                               PluginAttrs(true)};
+  return schema;
+}
+
+const OpSchema& TrtBatchedRotatedNmsOp::Schema() {
+  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
+                               {{"dets", kFloat, false}, {"labels", kInt32, false}},
+                               PluginAttrs(false)};
+  return schema;
+}
+
+Status TrtBatchedNmsOp::CreateWith(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema, bool rotated,
+                                   TrtBatchedNmsParams* params) {
+  AttrReader attrs(api, info, schema.attrs);
+  int64_t background = 0, num_classes = 0, topk = 0, keep_topk = 0, is_normalized = 0, clip = 1, return_index = 0;
+  float score_threshold = 0.f, iou_threshold = 0.f;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("background_label_id", &background));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("num_classes", &num_classes));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("topk", &topk));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("keep_topk", &keep_topk));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("score_threshold", &score_threshold));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("is_normalized", &is_normalized));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("clip_boxes", &clip));
+  if (!rotated) OPBRIDGE_RETURN_IF_ERROR(attrs.Int("return_index", &return_index));
+  return MakeTrtBatchedNmsParams(background, num_classes, topk, keep_topk, score_threshold, iou_threshold,
+                                 is_normalized, clip, return_index, rotated, params);
+}
+
+Status TrtBatchedNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<TrtBatchedNmsOp>* op) {
+  TrtBatchedNmsParams p;
+  OPBRIDGE_RETURN_IF_ERROR(CreateWith(api, info, Schema(), false, &p));
+  *op = std::make_unique<TrtBatchedNmsOp>(p);
+  return Status::Ok();
+}
+
+Status TrtBatchedRotatedNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                                      std::unique_ptr<TrtBatchedRotatedNmsOp>* op) {
+  TrtBatchedNmsParams p;
+  OPBRIDGE_RETURN_IF_ERROR(CreateWith(api, info, Schema(), true, &p));
+  *op = std::make_unique<TrtBatchedRotatedNmsOp>(p);
+  return Status::Ok();
+}
+
+Status TrtBatchedNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor boxes, scores;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
+  OPBRIDGE_RETURN_IF_ERROR(CheckTrtBatchedNmsShapes(params_, boxes.shape, scores.shape));
+  size_t outputs = 0;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetOutputCount(ctx, &outputs)));
+  const int64_t batch = boxes.shape[0], keep = params_.keep_topk;
+  void* dets = nullptr;
+  void* labels = nullptr;
+  void* index = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {batch, keep, params_.box_size() + 1}, &dets));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {batch, keep}, &labels));
+  // The index is written when the node has the output (return_index as mmdeploy's exporter sets
+  // it, or a third output); with return_index = 1 and no such output there is nothing to write.
+  if (outputs > 2) OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 2, {batch, keep}, &index));
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cpu::TrtBatchedNms(params_, boxes.Data<float>(), boxes.shape[2], scores.Data<float>(), batch, boxes.shape[1],
+                            scores.shape[2], static_cast<float*>(dets), static_cast<int32_t*>(labels),
+                            static_cast<int32_t*>(index), scratch, OrtTaskRunner(api, ctx));
+}
+
+Status TrtBatchedNmsOp::InferShapeOf(const ShapeInference& infer, int64_t box_size, bool with_index) {
+  InferredShape boxes;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &boxes));
+  int64_t keep = -1;
+  bool has_keep = false;
+  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("keep_topk", &keep, &has_keep));
+  const int64_t batch = boxes.dims.size() == 4 ? boxes.dims[0] : -1;
+  const std::string batch_symbol = boxes.dims.size() == 4 ? boxes.symbols[0] : "";
+  InferredShape dets, rows;
+  dets.dims = {batch, has_keep ? keep : -1, box_size + 1};
+  dets.symbols = {batch_symbol, "", ""};
+  rows.dims = {batch, has_keep ? keep : -1};
+  rows.symbols = {batch_symbol, ""};
+  OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(0, kFloat, dets));
+  OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(1, kInt32, rows));
+  // The shape-inference context does not say how many outputs the node has (2, or 3 with the
+  // index), and setting a third one a node lacks is an error: it is tried, and a failure means
+  // the node has no such output.
+  if (with_index) (void)infer.SetOutput(2, kInt32, rows);
+  return Status::Ok();
+}
+
+Status TrtBatchedNmsOp::InferShape(const ShapeInference& infer) { return InferShapeOf(infer, 4, true); }
+
+Status TrtBatchedRotatedNmsOp::InferShape(const ShapeInference& infer) { return InferShapeOf(infer, 5, false); }
+
+}  // namespace opbridge::ort
