@@ -10,9 +10,12 @@ module (opbridge/ops/<kernel>.py) instead; this module holds the rewrites that n
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 from torchvision.models.detection import _utils as det_utils
-from torchvision.models.detection import faster_rcnn
+from torchvision.models.detection import faster_rcnn, transform
 
 from opbridge.ops._onnx import AttributePatch
 
@@ -64,7 +67,23 @@ def _conv_fc_head_forward(self, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def _batch_images(self, images: list[torch.Tensor], size_divisible: int = 32) -> torch.Tensor:
+    """GeneralizedRCNNTransform.batch_images with each image padded by F.pad, instead of copied into
+    a zero tensor: the copy exports as a ScatterElements over the whole batch (31 ms of Faster
+    R-CNN's 1.3 s in ORT at 800 x 800), the padding as a Pad. The values are the same: the image,
+    then zeros up to the batch's size rounded up to a multiple of size_divisible."""
+    max_size = self.max_by_axis([list(img.shape) for img in images])
+    stride = float(size_divisible)
+    max_size = list(max_size)
+    max_size[1] = int(math.ceil(float(max_size[1]) / stride) * stride)
+    max_size[2] = int(math.ceil(float(max_size[2]) / stride) * stride)
+    padded = [F.pad(img, (0, max_size[2] - img.shape[2], 0, max_size[1] - img.shape[1], 0, max_size[0] - img.shape[0]))
+              for img in images]
+    return torch.stack(padded)
+
+
 PATCHES = (
     AttributePatch(det_utils.BoxCoder, "decode", _box_coder_decode),
     AttributePatch(faster_rcnn.FastRCNNConvFCHead, "forward", _conv_fc_head_forward),
+    AttributePatch(transform.GeneralizedRCNNTransform, "batch_images", _batch_images),
 )

@@ -50,6 +50,7 @@ class Family:
     detect: str  # an image with detections above the threshold
     nothing: str  # an image without
     live_weights: bool = False
+    batch_norm_statistics: bool = False  # with live_weights (see _live_weights)
 
 
 FAMILIES = {
@@ -71,15 +72,25 @@ def _set_threshold(model, value: float) -> None:
 
 
 def _classifier_layers(model) -> list[torch.nn.Module]:
+    """The layers that produce the class logits."""
+    if hasattr(model, "roi_heads"):
+        return [model.roi_heads.box_predictor.cls_score]
     head = model.head.classification_head
     return [[c for c in m.modules() if isinstance(c, torch.nn.Conv2d)][-1] for m in head.module_list]
 
 
-def _live_weights(model, calibration_image) -> None:
+def _without_bias(layer: torch.nn.Module, output: torch.Tensor) -> torch.Tensor:
+    return output - layer.bias.reshape([1, -1] + [1] * (output.dim() - 2))
+
+
+def _live_weights(model, calibration_image, batch_norm_statistics: bool = False) -> None:
     """Redraws every weight (variance-preserving normal draws, batch norms as identities with a
     positive shift, so that hardswish and ReLU6 layers stay active), then scales the classifier
     so that its logits have a standard deviation of 1.5 over the calibration image (so that the
-    scores are neither tied nor saturated at 1)."""
+    scores are neither tied nor saturated at 1). With batch_norm_statistics, the batch norms'
+    statistics are measured on the calibration image first (each normalises its input), for
+    backbones whose activations grow without it (Faster R-CNN's MobileNetV3 reaches 1e6, and its
+    proposals degenerate)."""
     g = torch.Generator().manual_seed(0)
     with torch.no_grad():
         for m in model.modules():
@@ -92,11 +103,19 @@ def _live_weights(model, calibration_image) -> None:
                 m.bias.copy_(0.5 + 0.5 * torch.randn(m.bias.shape, generator=g))
                 m.running_mean.zero_()
                 m.running_var.fill_(1.0)
+        if batch_norm_statistics:
+            norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+            for m in norms:
+                m.reset_running_stats()
+                m.momentum = None  # the running statistics become the calibration image's
+                m.train()
+            model.backbone(model.transform([calibration_image])[0].tensors)
+            for m in norms:
+                m.eval()
         layers = _classifier_layers(model)
         spread = {}
-        hooks = [layer.register_forward_hook(
-            lambda mod, i, o, k=k: spread.__setitem__(k, (o - mod.bias.reshape(1, -1, 1, 1)).std().item()))
-            for k, layer in enumerate(layers)]
+        hooks = [layer.register_forward_hook(lambda mod, i, o, k=k: spread.__setitem__(k, _without_bias(mod, o).std().item()))
+                 for k, layer in enumerate(layers)]
         model([calibration_image])
         for hook in hooks:
             hook.remove()
@@ -112,7 +131,7 @@ def build(family: Family) -> torch.nn.Module:
         kwargs.update(min_size=SIZE, max_size=SIZE)
     model = getattr(detection, family.builder)(**kwargs).eval()
     if family.live_weights:
-        _live_weights(model, image("rand1"))
+        _live_weights(model, image("rand1"), family.batch_norm_statistics)
     _set_threshold(model, family.threshold)
     return model
 
