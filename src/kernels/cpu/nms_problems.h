@@ -1,7 +1,8 @@
 // The Problem types of the NMS-family drivers (nms_drivers.h): one problem's boxes in processing
 // order, carved from scratch memory, with the op's suppression rule. Shared by the ops whose
-// rules coincide (torchvision's axis-aligned IoU for nms and trt_batched_nms; the rotated IoU for
-// nms_rotated and trt_batched_nms's rotated identities).
+// geometry coincides (axis-aligned boxes with torchvision's IoU for nms and trt_batched_nms, or
+// with mmdeploy's NMSMatch IoU for nms_match; the rotated IoU for nms_rotated and
+// trt_batched_nms's rotated identities).
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "kernels/cpu/box_iou_rotated.h"
 #include "kernels/cpu/greedy_nms.h"
 #include "kernels/cpu/nms.h"
+#include "kernels/cpu/nms_match.h"
 
 namespace opbridge::cpu {
 
@@ -20,6 +22,9 @@ namespace opbridge::cpu {
 struct AxisAlignedProblem {
   float offset;
   float threshold;
+  // false: torchvision's IoU > threshold (TorchvisionIouRule); true: mmdeploy NMSMatch's IoU >=
+  // threshold, with its 1e-10 added to the union in double (MmdeployMatchIouRule; offset 0).
+  bool match_iou = false;
   int64_t box_stride = 4;  // floats from one box to the next in the boxes Gather reads
   float *x1, *y1, *x2, *y2, *area;
   float* longer_side;  // max(width, height): IoU <= the ratio of two boxes' longer sides
@@ -47,8 +52,9 @@ struct AxisAlignedProblem {
 
   // Copies boxes[positions[k]] for k < count. A candidate is active when its width and height
   // (with the offset) are > 0 and its area is finite: any other box has an IoU of 0 or NaN
-  // with every box under this rule (its overlap is 0, or its area is infinite or NaN), so it
-  // is never suppressed and suppresses nothing.
+  // with every box under either rule (its overlap is 0, or its area is infinite or NaN), so it
+  // is never suppressed and suppresses nothing, except under the match rule's IoU >= 0, where
+  // an IoU of +0 or -0 suppresses (see Suppress).
   void Gather(const float* boxes, const int32_t* positions, int64_t count) {
     for (int64_t k = 0; k < count; ++k) {
       const float* b = boxes + box_stride * static_cast<int64_t>(positions[k]);
@@ -73,21 +79,36 @@ struct AxisAlignedProblem {
     }
   }
 
-  void Suppress(int64_t count, int64_t max_kept) {
+  // Greedy suppression; first_suppressor (or null) gets, per candidate, the earliest kept
+  // candidate that suppressed it (-1: kept).
+  void Suppress(int64_t count, int64_t max_kept, int32_t* first_suppressor = nullptr) {
     GreedyProblem problem;
     problem.count = count;
     problem.extents = extents;
     problem.active = active;
     problem.max_kept = max_kept;
-    // For boxes with sides (w1, h1) and (w2, h2), the overlap is at most min(w1, w2) wide and
-    // the union at least max(w1, w2) times the other box's height, so IoU <= min(w1, w2) /
-    // max(w1, w2), and likewise for heights and for the longer sides. The ratio is taken a
-    // little under the threshold to absorb rounding in the IoU.
-    problem.sizes = longer_side;
-    problem.min_size_ratio = threshold * (1.0f - 1e-5f);
-    problem.min_overlap_fraction = threshold * (1.0f - 1e-3f);
-    const TorchvisionIouRule rule{x1, y1, x2, y2, area, offset, threshold};
-    GreedySuppress(problem, rule, kept, nullptr, greedy);
+    // Under the match rule's IoU >= 0, the +0 or -0 IoU of disjoint and degenerate boxes
+    // suppresses, as in mmdeploy: every pair is given to the rule, which decides exactly.
+    problem.test_every_pair = match_iou && !(threshold > 0.0f);
+    if (!problem.test_every_pair) {
+      // For boxes with sides (w1, h1) and (w2, h2), the overlap is at most min(w1, w2) wide and
+      // the union at least max(w1, w2) times the other box's height, so IoU <= min(w1, w2) /
+      // max(w1, w2), and likewise for heights and for the longer sides, up to a few float
+      // roundings (below 1e-6 relative); the ratios are taken a little under the threshold
+      // (1e-5 and 1e-3 of it) to absorb them. They hold for the match rule too: its union gets
+      // + 1e-10 in double, and for two active boxes U >= 0 and D = fl64(U + 1e-10) >= U, so
+      // inter / D <= inter / U (where U = 0, inter is 0 too and the IoU is 0), and rounding that
+      // to float stays within a float ulp (6e-8 relative) of torchvision's fl32(inter / U).
+      problem.sizes = longer_side;
+      problem.min_size_ratio = threshold * (1.0f - 1e-5f);
+      problem.min_overlap_fraction = threshold * (1.0f - 1e-3f);
+    }
+    if (match_iou) {
+      GreedySuppress(problem, MmdeployMatchIouRule{x1, y1, x2, y2, area, threshold}, kept, first_suppressor, greedy);
+    } else {
+      GreedySuppress(problem, TorchvisionIouRule{x1, y1, x2, y2, area, offset, threshold}, kept, first_suppressor,
+                     greedy);
+    }
   }
 };
 
