@@ -78,11 +78,13 @@ def nms_single(threads: int) -> list[Case]:
     )]
 
 
-def _class_scores() -> np.ndarray:
-    rng = data_rng(24)
-    scores = rng.exponential(0.01, (CLASSES, BOXES))
-    scores[rng.integers(0, CLASSES, BOXES), np.arange(BOXES)] = rng.uniform(0, 1, BOXES)
-    return np.minimum(scores, 1.0).astype(np.float32)[None]
+def class_scores(classes: int, count: int, salt: int) -> np.ndarray:
+    """Scores [classes, count] as a detector's are: every box one likely class (uniform in
+    [0, 1)), small scores for the others (exponential, mean 0.01)."""
+    rng = data_rng(salt)
+    scores = rng.exponential(0.01, (classes, count))
+    scores[rng.integers(0, classes, count), np.arange(count)] = rng.uniform(0, 1, count)
+    return np.minimum(scores, 1.0).astype(np.float32)
 
 
 def _torchvision_batched(boxes, scores, iou, score_threshold, max_per_class):
@@ -109,7 +111,7 @@ def _torchvision_batched(boxes, scores, iou, score_threshold, max_per_class):
 
 def nms_batched(threads: int) -> list[Case]:
     """nms.batched: boxes [1, 20000, 4], scores [1, 80, 20000], iou 0.5, score 0.05, 100 per class."""
-    boxes, scores = proposals(BOXES, 23)[None], _class_scores()
+    boxes, scores = proposals(BOXES, 23)[None], class_scores(CLASSES, BOXES, 24)[None]
     ours = one_node_model("MulticlassNms", [("boxes", F32, list(boxes.shape)), ("scores", F32, list(scores.shape))],
                           [("selected", I64, ["K", 3])], domain="opbridge", iou_threshold=0.5, score_threshold=0.05,
                           max_output_boxes_per_class=100)

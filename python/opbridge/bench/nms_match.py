@@ -15,18 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, one_node_model, ort_engine, torch_engine
-from opbridge.bench.nms import proposals
+from opbridge.bench.harness import F32, I64, Case, one_node_model, ort_engine, torch_engine
+from opbridge.bench.nms import class_scores, proposals
 
 BOXES = 2000
 CLASSES = 15
-
-
-def class_scores() -> np.ndarray:
-    rng = data_rng(42)
-    scores = rng.exponential(0.01, (CLASSES, BOXES))
-    scores[rng.integers(0, CLASSES, BOXES), np.arange(BOXES)] = rng.uniform(0, 1, BOXES)
-    return np.minimum(scores, 1.0).astype(np.float32)
 
 
 def _eager(boxes, scores):
@@ -38,7 +31,7 @@ def _eager(boxes, scores):
 
 
 def nms_match(threads: int) -> list[Case]:
-    boxes, scores = proposals(BOXES, 41)[None], class_scores()[None]
+    boxes, scores = proposals(BOXES, 41)[None], class_scores(CLASSES, BOXES, 42)[None]
     model = one_node_model(
         "NmsMatch",
         [("boxes", F32, list(boxes.shape)), ("scores", F32, list(scores.shape)), ("iou_threshold", F32, [1]),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from opbridge.bench.harness import F32, I64, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.nms import class_scores
 
 BOXES = 2000
 CLASSES = 15
@@ -33,13 +34,6 @@ def rotated_boxes() -> np.ndarray:
     return np.concatenate([centre, size, angle[:, None]], axis=1).astype(np.float32)
 
 
-def class_scores() -> np.ndarray:
-    rng = data_rng(32)
-    scores = rng.exponential(0.01, (CLASSES, BOXES))
-    scores[rng.integers(0, CLASSES, BOXES), np.arange(BOXES)] = rng.uniform(0, 1, BOXES)
-    return np.minimum(scores, 1.0).astype(np.float32)
-
-
 def _eager(boxes, scores):
     import torch
 
@@ -49,7 +43,7 @@ def _eager(boxes, scores):
 
 
 def nms_rotated(threads: int) -> list[Case]:
-    boxes, scores = rotated_boxes()[None], class_scores()[None]
+    boxes, scores = rotated_boxes()[None], class_scores(CLASSES, BOXES, 32)[None]
     model = one_node_model("MulticlassNmsRotated", [("boxes", F32, list(boxes.shape)), ("scores", F32, list(scores.shape))],
                            [("selected", I64, ["K", 3])], domain="opbridge", iou_threshold=0.1, score_threshold=0.05)
     return [Case(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from opbridge.bench.harness import F32, I32, I64, Case, ort_engine, torch_engine
-from opbridge.bench.nms import BOXES, CLASSES, _class_scores, proposals
+from opbridge.bench.nms import BOXES, CLASSES, class_scores, proposals
 
 TOPK = 1000
 KEEP = 100
@@ -110,7 +110,7 @@ def _eager(boxes, scores):
 
 def trt_batched_nms(threads: int) -> list[Case]:
     boxes = proposals(BOXES, 23)[None, :, None]
-    scores = np.ascontiguousarray(_class_scores()[0].T[None])  # [1, S, C]
+    scores = np.ascontiguousarray(class_scores(CLASSES, BOXES, 24).T[None])  # [1, S, C]
     feeds = {"boxes": boxes, "scores": scores}
     return [Case(
         name="trt_batched_nms",
