@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <vector>
 
+#include "references.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -34,11 +34,7 @@ Keypoints RunKeypoints(const std::vector<float>& maps, int64_t k, int64_t map_h,
   return out;
 }
 
-uint32_t Bits(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  return u;
-}
+using testing::Bits;
 
 TEST(HeatmapsToKeypoints, SinglePeakMapsBackToItsPixelCentre) {
   const int64_t h = 5, w = 6;

@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "references.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -41,18 +41,6 @@ float SpecIou(const float* box1, const float* box2) {
   return ovr;
 }
 
-// torch.sort(descending=True, stable=True): NaN first, ties (-0 == +0) by index.
-std::vector<int32_t> SpecOrder(const float* scores, int64_t n) {
-  std::vector<int32_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    const float x = scores[a], y = scores[b];
-    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && !std::isnan(y);
-    return x > y;
-  });
-  return order;
-}
-
 // mmdeploy's NMSMatch kernel loop, with the stable order.
 Rows SpecRows(const std::vector<float>& boxes, const std::vector<float>& scores, int64_t batch, int64_t classes,
               int64_t n, float iou_threshold, float score_threshold) {
@@ -62,7 +50,7 @@ Rows SpecRows(const std::vector<float>& boxes, const std::vector<float>& scores,
       const float* sc = scores.data() + (k * classes + g) * n;
       const float* bx = boxes.data() + k * n * 4;
       std::vector<bool> select(n, true);
-      const std::vector<int32_t> order = SpecOrder(sc, n);
+      const std::vector<int32_t> order = testing::TorchSortOrder(sc, n);
       for (int64_t _i = 0; _i < n; ++_i) {
         const int64_t i = order[_i];
         if (!select[i]) continue;

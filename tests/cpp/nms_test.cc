@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/greedy_nms.h"
+#include "references.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -25,18 +25,6 @@ std::vector<int32_t> Order(const std::vector<float>& scores) {
   std::vector<int32_t> order(scores.size());
   std::vector<uint64_t> scratch(cpu::ScoreOrderScratchBytes(static_cast<int64_t>(scores.size())) / 8 + 1);
   cpu::ScoreOrder(scores.data(), static_cast<int64_t>(scores.size()), order.data(), scratch.data());
-  return order;
-}
-
-// torch.sort(descending=True, stable=True) written plainly: NaN first, -0 == +0, ties by position.
-std::vector<int32_t> ReferenceOrder(const std::vector<float>& scores) {
-  std::vector<int32_t> order(scores.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    const float x = scores[a], y = scores[b];
-    if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && !std::isnan(y);
-    return x > y;
-  });
   return order;
 }
 
@@ -54,7 +42,7 @@ TEST(ScoreOrder, RadixAndComparisonPathsMatchTheReference) {
       const int v = static_cast<int>(rng() % 40);
       s = v == 0 ? kNaN : v == 1 ? -0.0f : v == 2 ? kInf : v == 3 ? -kInf : static_cast<float>(v % 17) - 8.0f;
     }
-    EXPECT_EQ(Order(scores), ReferenceOrder(scores)) << count;
+    EXPECT_EQ(Order(scores), testing::TorchSortOrder(scores.data(), static_cast<int64_t>(scores.size()))) << count;
   }
 }
 

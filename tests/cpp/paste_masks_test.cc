@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <random>
 #include <vector>
 
+#include "references.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -27,11 +27,7 @@ std::vector<float> RunPaste(const std::vector<float>& masks, int64_t mask_size, 
   return out;
 }
 
-uint32_t Bits(float v) {
-  uint32_t u;
-  std::memcpy(&u, &v, sizeof u);
-  return u;
-}
+using testing::Bits;
 
 // With padding 0 the expansion scale is exactly 1, so the integer box is the box truncated toward
 // zero and the rectangle is known exactly; a constant mask resizes to (nearly) that constant.
