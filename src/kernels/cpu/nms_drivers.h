@@ -29,6 +29,20 @@
 
 namespace opbridge::cpu {
 
+// Runs the `problems` (batch, class) problems as at most 64 parallel tasks, each a contiguous
+// range [begin, end) given to one call of fn(begin, end), so that a task takes its scratch memory
+// once for its whole range.
+template <class Fn>
+Status ParallelForProblemRanges(const TaskRunner& runner, int64_t problems, Fn&& fn) {
+  if (problems <= 0) return Status::Ok();
+  const int64_t per_task = (problems + 63) / 64;
+  const int64_t tasks = (problems + per_task - 1) / per_task;
+  return ParallelFor(runner, static_cast<size_t>(tasks), [&](size_t task) {
+    const int64_t begin = static_cast<int64_t>(task) * per_task;
+    fn(begin, std::min(problems, begin + per_task));
+  });
+}
+
 // Writes the positions and values of the scores > threshold (a NaN never is); returns the count.
 int64_t FilterAbove(const float* scores, int64_t n, float threshold, int32_t* positions, float* values);
 
@@ -127,13 +141,10 @@ Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_
   const int64_t problems = batch * classes;
   std::fill(kept_counts, kept_counts + problems, int64_t{0});
   if (problems == 0 || n == 0 || cap == 0) return Status::Ok();
-  // At most 64 tasks, each taking a contiguous range of (batch, class) problems. A task filters
-  // a problem's candidates into buffers of n, then takes scratch sized for the candidates only
-  // (usually a small fraction of n), reusing it while it is large enough.
-  const int64_t per_task = (problems + 63) / 64;
-  const int64_t tasks = (problems + per_task - 1) / per_task;
+  // A task filters a problem's candidates into buffers of n, then takes scratch sized for the
+  // candidates only (usually a small fraction of n), reusing it while it is large enough.
   std::atomic<bool> out_of_memory{false};
-  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(tasks), [&](size_t task) {
+  OPBRIDGE_RETURN_IF_ERROR(ParallelForProblemRanges(runner, problems, [&](int64_t begin, int64_t end) {
     const size_t filter_bytes = ArenaBytes<int32_t>(n) + ArenaBytes<float>(n);
     ScratchBlock filter_block(scratch, filter_bytes);
     if (filter_block.data() == nullptr) {
@@ -149,8 +160,7 @@ Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_
              Problem::Bytes(count);
     };
     ReusedScratchBlock block(scratch);
-    const int64_t end = std::min(problems, static_cast<int64_t>(task + 1) * per_task);
-    for (int64_t bc = static_cast<int64_t>(task) * per_task; bc < end; ++bc) {
+    for (int64_t bc = begin; bc < end; ++bc) {
       const int64_t b = bc / classes;
       const int64_t count = FilterAbove(scores + bc * n, n, score_threshold, candidates, candidate_scores);
       void* memory = block.Reserve(problem_bytes(std::max<int64_t>(count, 256)));
@@ -199,14 +209,11 @@ Status MatchPerBatchAndClass(const Problem& prototype, const float* boxes, int64
   const int64_t problems = batch * classes;
   std::fill(pair_counts, pair_counts + problems, int64_t{0});
   if (problems == 0 || n == 0) return Status::Ok();
-  // At most 64 tasks, each taking a contiguous range of (batch, class) problems. Every problem
-  // has all n boxes, so a task takes its memory once and reuses it.
-  const int64_t per_task = (problems + 63) / 64;
-  const int64_t tasks = (problems + per_task - 1) / per_task;
+  // Every problem has all n boxes, so a task takes its memory once and reuses it.
   const int64_t sort_words = static_cast<int64_t>(ScoreOrderScratchBytes(n) / 8 + 1);
   const size_t bytes = ArenaBytes<int32_t>(n) * 3 + ArenaBytes<uint64_t>(sort_words) + Problem::Bytes(n);
   std::atomic<bool> out_of_memory{false};
-  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(tasks), [&](size_t task) {
+  OPBRIDGE_RETURN_IF_ERROR(ParallelForProblemRanges(runner, problems, [&](int64_t begin, int64_t end) {
     ScratchBlock block(scratch, bytes);
     if (block.data() == nullptr) {
       out_of_memory = true;
@@ -219,8 +226,7 @@ Status MatchPerBatchAndClass(const Problem& prototype, const float* boxes, int64
     void* sort_scratch = arena.Take<uint64_t>(sort_words);
     Problem problem = prototype;
     problem.Carve(&arena, n);
-    const int64_t end = std::min(problems, static_cast<int64_t>(task + 1) * per_task);
-    for (int64_t bc = static_cast<int64_t>(task) * per_task; bc < end; ++bc) {
+    for (int64_t bc = begin; bc < end; ++bc) {
       const int64_t b = bc / classes;
       const float* problem_scores = scores + bc * n;
       ScoreOrder(problem_scores, n, order, sort_scratch);

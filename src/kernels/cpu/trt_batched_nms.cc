@@ -35,17 +35,14 @@ Status SuppressPerClass(const Problem& prototype, const TrtBatchedNmsParams& p, 
                         ScratchAllocator& scratch, const TaskRunner& runner) {
   const int64_t box_size = p.box_size();
   const int64_t problems = batch * classes;
-  const int64_t per_task = (problems + 63) / 64;
-  const int64_t tasks = problems == 0 ? 0 : (problems + per_task - 1) / per_task;
   auto problem_bytes = [](int64_t count) {
     return ArenaBytes<int32_t>(count) * 2 + ArenaBytes<float>(count) +
            ArenaBytes<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1)) + Problem::Bytes(count);
   };
   std::atomic<bool> out_of_memory{false};
-  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(tasks), [&](size_t task) {
+  OPBRIDGE_RETURN_IF_ERROR(ParallelForProblemRanges(runner, problems, [&](int64_t begin, int64_t end) {
     ReusedScratchBlock block(scratch);
-    const int64_t end = std::min(problems, static_cast<int64_t>(task + 1) * per_task);
-    for (int64_t bc = static_cast<int64_t>(task) * per_task; bc < end; ++bc) {
+    for (int64_t bc = begin; bc < end; ++bc) {
       const int64_t b = bc / classes, c = bc % classes;
       const int64_t count = segment_start[bc + 1] - segment_start[bc];
       kept_count[bc] = 0;
