@@ -93,11 +93,12 @@ def verify(
     args = tuple(args)
     proto = export(model, args, exporter=exporter, dynamic_axes=dynamic_axes, output_names=output_names)
     session = create_session(proto, intra_op_threads=intra_op_threads)
+    examples = [args] + [tuple(a) for a in more_args]
+    feeds_per_example = [_feeds(session, ExportInputs(model, example, dynamic_axes)) for example in examples]
     outputs = []
-    for k, example in enumerate([args] + [tuple(a) for a in more_args]):
+    for k, (example, feeds) in enumerate(zip(examples, feeds_per_example)):
         with torch.no_grad():
             expected = _flatten_with_paths(model(*example))
-        feeds = _feeds(session, ExportInputs(model, example, dynamic_axes))
         actual = session.run(None, feeds)
         if len(actual) != len(expected):
             raise AssertionError(f"ORT returned {len(actual)} outputs, eager PyTorch {len(expected)} "
@@ -105,7 +106,7 @@ def verify(
         prefix = f"args[{k}] " if k else ""
         outputs += [_compare(prefix + path, e.detach().cpu().numpy(), a, comparison)
                     for (path, e), a in zip(expected, actual)]
-    feeds = _feeds(session, ExportInputs(model, args, dynamic_axes))
+    feeds = feeds_per_example[0]
     report = VerifyReport(exporter, custom_nodes(proto), outputs)
     if timing_runs > 0:
         report.ort_ms = _median_ms(lambda: session.run(None, feeds), timing_runs)
