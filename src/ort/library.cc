@@ -5,7 +5,9 @@
 // library never links libonnxruntime), and adds the "opbridge", "mmcv" and "mmdeploy" domains
 // to the session options. The domain objects are created once, on the first call, and then
 // shared by every session options object of the process: ORT only reads them, and keeping them
-// for the life of the process means no session can outlive its domain.
+// for the life of the process means no session can outlive its domain. The library is linked
+// with -z nodelete (CMakeLists.txt), so ORT's dlclose after the last session never unloads it:
+// there is one load, one table and one set of domains per process.
 #include <onnxruntime_c_api.h>
 
 #include <cstdio>
