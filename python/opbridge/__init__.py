@@ -4,12 +4,51 @@
     opbridge.export(model, args, "model.onnx")           # opbridge's custom nodes in the graph
     session = opbridge.create_session("model.onnx")      # ORT session with the ops registered
     report = opbridge.verify(model, args)                # export + run + compare with eager
+
+Importing the package needs only onnxruntime, onnx and numpy (what a deployer has): export and
+verify import PyTorch when they are called (pip install "opbridge[torch]").
 """
 
+import importlib
+import sys
+import types
+
+from opbridge import manifest, tolerances
 from opbridge._library import create_session, library_path, session_options
-from opbridge.export import export
-from opbridge.verify import verify
-from opbridge import tolerances
+from opbridge._optional import require_torch
 
 __version__ = "0.1.0"
-__all__ = ["create_session", "export", "library_path", "session_options", "verify", "__version__"]
+__all__ = ["create_session", "export", "library_path", "manifest", "session_options", "tolerances", "verify",
+           "__version__"]
+
+
+def _torch_side(name: str):
+    """The submodule opbridge.<name> (export or verify), imported on first use because it imports torch."""
+    require_torch(f"opbridge.{name}")
+    return importlib.import_module(f"opbridge.{name}")
+
+
+def export(*args, **kwargs):
+    """Exports a PyTorch model to ONNX with opbridge's custom nodes: opbridge.export.export, whose
+    docstring has the arguments. Needs PyTorch (pip install "opbridge[torch]")."""
+    return _torch_side("export").export(*args, **kwargs)
+
+
+def verify(*args, **kwargs):
+    """Exports a PyTorch model, runs it in ORT with opbridge and compares with eager PyTorch:
+    opbridge.verify.verify, whose docstring has the arguments. Needs PyTorch."""
+    return _torch_side("verify").verify(*args, **kwargs)
+
+
+class _Package(types.ModuleType):
+    """The package's module type. Importing the submodule opbridge.export (or opbridge.verify) makes
+    Python bind it as the package attribute of the same name, which would replace the function
+    opbridge.export by a module that cannot be called; the functions are kept instead."""
+
+    def __setattr__(self, name, value):
+        if name in ("export", "verify") and isinstance(value, types.ModuleType):
+            return  # the submodule stays reachable as sys.modules["opbridge.<name>"]
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
