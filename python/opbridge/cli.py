@@ -1,10 +1,20 @@
-"""The opbridge command line: python -m opbridge {demo,verify,ops,bench,docs}."""
+"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,docs}.
+
+The deploy commands (ops, check, docs) need only onnxruntime, onnx and numpy; demo, verify and
+bench need PyTorch, and say so (with how to install it) when it is missing.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+from opbridge._optional import require_torch
+from opbridge.check import EXIT_CODES_HELP
+
+# Commands that export or run PyTorch models.
+NEEDS_TORCH = ("demo", "verify", "bench")
 
 
 def _cmd_demo(args) -> int:
@@ -39,6 +49,16 @@ def _cmd_ops(args) -> int:
     return 0
 
 
+def _cmd_check(args) -> int:
+    import json
+
+    from opbridge.check import check
+
+    report = check(args.model)
+    print(json.dumps(report.to_dict(), indent=2) if args.json else report.format())
+    return report.exit_code
+
+
 def _cmd_bench(args) -> int:
     from opbridge.bench import main as bench_main
 
@@ -66,6 +86,15 @@ def main(argv=None) -> int:
     p.set_defaults(fn=_cmd_verify)
     p = sub.add_parser("ops", help="list every registered op identity")
     p.set_defaults(fn=_cmd_ops)
+    p = sub.add_parser("check", help="will an ONNX file run in ORT with opbridge? its custom ops, the session, what to do",
+                       description="Lists every node outside the standard ONNX domains (main graph, functions, "
+                                   "subgraphs) by domain, op type and count, with who provides it; creates an ORT "
+                                   "session with opbridge's library (which checks attributes and declared shapes); "
+                                   "says what to do about anything that will not run.",
+                       epilog=EXIT_CODES_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
+    p.set_defaults(fn=_cmd_check)
     p = sub.add_parser("bench", help="benchmark against ORT built-ins and PyTorch eager")
     p.add_argument("workloads", nargs="*", help="workload ids or prefixes (default: all)")
     p.add_argument("--runs", type=int, default=10, help="timed runs per engine and thread count")
@@ -75,6 +104,12 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None, help="folder (default: docs/ops in the repository)")
     p.set_defaults(fn=_cmd_docs)
     args = parser.parse_args(argv)
+    if args.command in NEEDS_TORCH:
+        try:
+            require_torch(f"opbridge {args.command}")
+        except ImportError as e:
+            print(f"opbridge: {e}", file=sys.stderr)
+            return 1
     if args.command == "verify" and not args.exporter:
         args.exporter = ["dynamo", "legacy"]
     return args.fn(args)
