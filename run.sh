@@ -85,10 +85,29 @@ setup_venv() {
   echo "$ROOT/python" > "$site/opbridge-dev.pth"
 }
 
+# The deployer's environment: onnxruntime, onnx and numpy at .venv's pins, plus pytest, and no
+# torch. tests/python/test_deploy_without_torch.py runs the package in it to prove that deploying
+# needs nothing else. A stamp file skips the install until requirements.lock changes.
+DEPLOY_VENV="$CACHE/venv-deploy"
+DEPLOY_PACKAGES=(onnxruntime onnx numpy pytest)
+setup_deploy_venv() {
+  local stamp="$DEPLOY_VENV/.opbridge-requirements"
+  local want
+  want="$( (echo "${DEPLOY_PACKAGES[*]}"; cat "$ROOT/requirements.lock") | sha256sum | cut -d' ' -f1)"
+  [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return
+  log "creating the torch-free deploy environment $DEPLOY_VENV"
+  rm -rf "$DEPLOY_VENV"
+  python3 -m venv "$DEPLOY_VENV"
+  "$DEPLOY_VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    "${DEPLOY_PACKAGES[@]}" -c "$ROOT/requirements.lock"
+  echo "$want" > "$stamp"
+}
+
 setup() {
   setup_debian_packages
   setup_ort_headers
   setup_venv
+  setup_deploy_venv
 }
 
 build() {

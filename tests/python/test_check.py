@@ -185,15 +185,6 @@ def test_bad_attribute_shows_orts_error(tmp_path):
     assert "docs/ops/roi_align.md" in advice
 
 
-def test_declared_input_type_the_op_refuses(tmp_path):
-    """Types and shapes the file declares are checked when the session is created."""
-    model = mmcv_roi_align()
-    model.graph.input[0].type.tensor_type.elem_type = TensorProto.DOUBLE
-    report = check(save(model, tmp_path / "bad_type.onnx"))
-    assert report.exit_code == 3, report.format()
-    assert "tensor(double)" in report.session_error and "MMCVRoiAlign" in report.session_error
-
-
 def test_declared_output_shape_that_inference_contradicts(tmp_path):
     """ORT drops a declared output shape its inference contradicts and runs the model (exit 0);
     the report says which output and both shapes."""

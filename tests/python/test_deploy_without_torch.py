@@ -1,0 +1,109 @@
+"""The deploy side without PyTorch: in .cache/venv-deploy (onnxruntime, onnx, numpy and pytest at
+the pinned versions, no torch; made by ./run.sh setup) the package imports, finds the library, runs
+a model, and its deploy commands work, while export, verify and the demo say what to install."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import opbridge
+from graphs import one_node_model
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY_PYTHON = REPO / ".cache" / "venv-deploy" / "bin" / "python"
+INSTALL_HINT = 'pip install "opbridge[torch]"'
+
+
+def deploy_python() -> str:
+    if not DEPLOY_PYTHON.is_file():
+        pytest.fail(f"the torch-free environment {DEPLOY_PYTHON.parent.parent} is missing: run ./run.sh setup")
+    return str(DEPLOY_PYTHON)
+
+
+def run_deploy(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    """Runs the deploy environment's python with the source tree's package and the built library."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), OPBRIDGE_LIBRARY=opbridge.library_path())
+    out = subprocess.run([deploy_python(), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    if check and out.returncode != 0:
+        raise AssertionError(f"{args} exited {out.returncode}:\n{out.stdout}\n{out.stderr}")
+    return out
+
+
+def roi_align_model(path: Path) -> Path:
+    model = one_node_model("opbridge::RoiAlign", dict(output_height=2, output_width=2, spatial_scale=1.0,
+                                                      sampling_ratio=2, mode="avg", aligned=1),
+                           ["input", "rois"], ["output"], input_shapes={"input": [1, 1, 4, 4], "rois": ["n", 5]})
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+# The input is the ramp f(y, x) = 4y + x, on which bilinear sampling is exact, so each bin's average
+# is the ramp at the bin's centre: the aligned box (0, 0)-(2.5, 2) has bins 1.25 wide and 1 high,
+# centred at x = 0.625, 1.875 and y = 0.5, 1.5.
+API_SCRIPT = """
+import importlib.util, sys
+import numpy as np
+assert importlib.util.find_spec("torch") is None, "torch is importable in the deploy environment"
+import opbridge
+assert "torch" not in sys.modules
+import onnxruntime
+path = opbridge.library_path()
+assert path == %(library)r, path
+assert isinstance(opbridge.session_options(), onnxruntime.SessionOptions)
+session = opbridge.create_session(%(model)r)
+x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+rois = np.array([[0.0, 0.5, 0.5, 3.0, 2.5]], np.float32)
+(out,) = session.run(None, {"input": x, "rois": rois})
+np.testing.assert_allclose(out.ravel(), [2.625, 3.875, 6.625, 7.875], rtol=1e-6)
+assert opbridge.tolerances.tolerance("same_precision", np.dtype("float32")).rtol > 0
+assert "mmcv::MMCVRoiAlign" in opbridge.manifest.find("mmcv::MMCVRoiAlign").identities
+for name in ("export", "verify"):
+    try:
+        getattr(opbridge, name)(None, ())
+    except ImportError as e:
+        print(name, "->", e)
+    else:
+        raise AssertionError(f"opbridge.{name} ran without torch")
+assert "torch" not in sys.modules
+print("deploy ok")
+"""
+
+
+def test_package_runs_a_model_without_torch(tmp_path):
+    model = roi_align_model(tmp_path / "roi_align.onnx")
+    out = run_deploy(["-c", API_SCRIPT % {"library": opbridge.library_path(), "model": str(model)}], tmp_path)
+    lines = out.stdout.splitlines()
+    assert lines[-1] == "deploy ok"
+    for name in ("export", "verify"):
+        (message,) = [line for line in lines if line.startswith(f"{name} -> ")]
+        assert f"opbridge.{name} needs PyTorch" in message and "torch, torchvision, onnxscript are not installed" in message
+        assert INSTALL_HINT in message
+
+
+def test_deploy_commands_without_torch(tmp_path):
+    out = run_deploy(["-m", "opbridge", "ops"], tmp_path)
+    assert "mmcv::MMCVRoiAlign" in out.stdout and "mmdeploy::TRTBatchedNMS" in out.stdout
+    out = run_deploy(["-m", "opbridge", "check", str(roi_align_model(tmp_path / "m.onnx"))], tmp_path)
+    assert ["opbridge", "RoiAlign", "1", "opbridge", "graph"] in [line.split() for line in out.stdout.splitlines()]
+    assert out.stdout.rstrip().endswith("(exit 0)")
+
+
+@pytest.mark.parametrize("command", [["demo"], ["verify", "mymodels:make"], ["bench", "roi_align"]])
+def test_torch_commands_say_what_to_install(tmp_path, command):
+    out = run_deploy(["-m", "opbridge", *command], tmp_path, check=False)
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith(f"opbridge: opbridge {command[0]} needs PyTorch") and INSTALL_HINT in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_check_tests_pass_without_torch(tmp_path):
+    """tests/python/test_check.py (opbridge check on mmcv, mmdeploy and opbridge files, its command
+    line) needs no torch either: run it with the deploy environment's pytest."""
+    out = run_deploy(["-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "tests/python/test_check.py")],
+                     tmp_path, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert " passed" in out.stdout.splitlines()[-1] and "failed" not in out.stdout.splitlines()[-1]
