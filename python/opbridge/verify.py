@@ -28,16 +28,39 @@ class OutputReport:
 
 
 @dataclasses.dataclass
+class SizeReport:
+    """The exported model run at another size of one dynamic axis, against eager PyTorch there."""
+
+    axis: str  # the dim's name in dynamic_axes, e.g. "num_rois"
+    places: list[str]  # the inputs and dims it names, e.g. ["rois dim 0"]
+    example_size: int
+    size: int
+    result: str  # "ok", "MISMATCH", "ORT error", "eager error", "no inputs", "skipped"
+    detail: str = ""  # the error, the outputs that differ, or why the size was skipped
+    outputs: list[OutputReport] = dataclasses.field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        # "skipped": size 0 where eager PyTorch itself raises, or no sizes asked for (dynamic_sizes).
+        return self.result in ("ok", "skipped")
+
+    @property
+    def max_abs_error(self) -> float:
+        return max((o.max_abs_error for o in self.outputs), default=float("nan"))
+
+
+@dataclasses.dataclass
 class VerifyReport:
     exporter: str
     custom_ops: list[str]
     outputs: list[OutputReport]
     ort_ms: float = float("nan")
     eager_ms: float = float("nan")
+    sizes: list[SizeReport] = dataclasses.field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return all(o.ok for o in self.outputs)
+        return all(o.ok for o in self.outputs) and all(s.ok for s in self.sizes)
 
     def __str__(self) -> str:
         lines = [f"exporter: {self.exporter}", f"custom ops: {', '.join(sorted(set(self.custom_ops))) or 'none'}"]
@@ -51,10 +74,25 @@ class VerifyReport:
             tol = "exact" if o.atol == 0 and o.rtol == 0 else f"rtol {o.rtol:g} atol {o.atol:g}"
             lines.append(f"{o.name:<{width}}{o.dtype:<9}{shape:<18}{o.max_abs_error:>12.3g}{o.max_rel_error:>12.3g}  "
                          f"{tol:<24}{'ok' if o.ok else 'MISMATCH'}")
+        if self.sizes:
+            lines.append("dynamic axes at other sizes (the same exported model):")
+            axis_width = max([len("axis")] + [len(s.axis) for s in self.sizes]) + 2
+            places_width = max([len("inputs")] + [len(", ".join(s.places)) for s in self.sizes]) + 2
+            lines.append(f"{'axis':<{axis_width}}{'inputs':<{places_width}}{'size':<14}{'max abs err':>12}  result")
+            for s in self.sizes:
+                size = f"{s.example_size} -> {s.size}"
+                error = f"{s.max_abs_error:>12.3g}" if s.outputs else f"{'-':>12}"
+                result = s.result + (f": {_one_line(s.detail)}" if s.detail else "")
+                lines.append(f"{s.axis:<{axis_width}}{', '.join(s.places):<{places_width}}{size:<14}{error}  {result}")
         if not np.isnan(self.ort_ms):
             lines.append(f"time per run: ORT {self.ort_ms:.2f} ms, PyTorch eager {self.eager_ms:.2f} ms")
         lines.append("verdict: " + ("all outputs match" if self.ok else "MISMATCH"))
         return "\n".join(lines)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def verify(
@@ -69,6 +107,7 @@ def verify(
     print_report: bool = True,
     more_args: list[tuple] = (),
     comparison: str = "model",
+    dynamic_sizes: dict[str, list[int]] | None = None,
 ) -> VerifyReport:
     """Exports `model(*args)`, runs it in ORT with opbridge's library and compares every output
     with eager PyTorch, within opbridge's tolerance table ("model" entries).
@@ -82,6 +121,23 @@ def verify(
     compare, e.g. an image where a detector finds nothing, or sizes of a dynamic axis other than
     the exported one; their outputs are reported with the prefix ``args[k]``.
 
+    dynamic_axes: as for opbridge.export. Each dynamic axis (by name: an axis named in several
+    inputs changes in all of them together, other axes unchanged) is also checked at other sizes:
+    the same exported model runs on inputs derived from `args` with the axis at another size, and
+    is compared with eager PyTorch on the same inputs, so that an export that baked the example's
+    size into the graph fails. Each (axis, size) is a row of report.sizes. The sizes, by
+    default: one other size, the example's size n minus its largest power-of-two factor up to 32
+    (n plus it when that leaves less than 2: 6 -> 4, 7 -> 6, 256 -> 224, 1 -> 2), which keeps the
+    divisibility an image size may need for a network's strides; and 0. A size 0 that eager
+    PyTorch itself raises on is reported as skipped; anything else that fails (ORT raising, output
+    shapes or values differing, eager PyTorch raising at a non-zero size) fails the verification.
+    Derived inputs take the first entries along the axis, and for a larger size add entries drawn
+    at random (fixed seed) from the example's, the same ones in every input naming the axis: rows
+    stay real rows, so boxes stay boxes and RoIs keep valid batch indices.
+
+    dynamic_sizes: the sizes to check per axis name, replacing the default, e.g.
+    {"height": [192, 0]}; an empty list checks none (the report says so).
+
     comparison: the tolerance table entries to compare with: "model" (the default), or
     "detector" for detection models, whose box coordinates (in pixels) pass through dozens of
     convolutions that ORT and PyTorch sum in different orders.
@@ -91,6 +147,7 @@ def verify(
     """
     model = model.eval()
     args = tuple(args)
+    axes = _axes_to_check(ExportInputs(model, args, dynamic_axes), dynamic_sizes or {})
     proto = export(model, args, exporter=exporter, dynamic_axes=dynamic_axes, output_names=output_names)
     session = create_session(proto, intra_op_threads=intra_op_threads)
     examples = [args] + [tuple(a) for a in more_args]
@@ -108,6 +165,7 @@ def verify(
                     for (path, e), a in zip(expected, actual)]
     feeds = feeds_per_example[0]
     report = VerifyReport(exporter, custom_nodes(proto), outputs)
+    report.sizes = _check_other_sizes(model, args, session, axes, comparison)
     if timing_runs > 0:
         report.ort_ms = _median_ms(lambda: session.run(None, feeds), timing_runs)
         with torch.no_grad():
@@ -115,6 +173,130 @@ def verify(
     if print_report:
         print(report)
     return report
+
+
+def other_size(n: int) -> int:
+    """The default second size checked for a dynamic axis whose example size is n (see verify)."""
+    if n == 0:
+        return 2  # (an empty example has nothing to draw larger inputs from: reported as such)
+    step = min(32, n & -n)  # the largest power of two dividing n, at most 32 (an image's stride)
+    # Smaller when possible: every entry of a smaller input is one of the example's. Not 0 or 1:
+    # 0 is checked on its own, and torch.export specializes 0 and 1 (and 1 broadcasts).
+    return n - step if n - step >= 2 else n + step
+
+
+_RESAMPLE_SEED = 0
+
+
+@dataclasses.dataclass
+class _Axis:
+    """A dynamic axis to check: its name, where it is (leaf index, dim), its size in the example
+    and the sizes to check."""
+
+    name: str
+    where: list[tuple[int, int]]
+    places: list[str]
+    example_size: int
+    sizes: list[int]
+
+
+def _axes_to_check(inputs: ExportInputs, dynamic_sizes: dict) -> list[_Axis]:
+    """The dynamic axes by name (an axis named in several inputs changes in all of them at once),
+    with the sizes to check; checked before exporting, so that a mistake costs no export."""
+    where = {}  # axis name -> [(leaf index, dim)], in the order the axes appear
+    for index, axes in enumerate(inputs.leaf_axes):
+        for dim, name in axes.items():
+            where.setdefault(name, []).append((index, dim))
+    unknown = set(dynamic_sizes) - set(where)
+    if unknown:
+        raise ValueError(f"dynamic_sizes names {sorted(unknown)} are not axis names of dynamic_axes {sorted(where)}")
+    axes = []
+    for name, at in where.items():
+        places = [f"{inputs.names[i]} dim {d}" for i, d in at]
+        example_sizes = [inputs.leaves[i].shape[d] for i, d in at]
+        if len(set(example_sizes)) > 1:
+            raise ValueError(f"dynamic axis {name!r} has different sizes in the example: "
+                             + ", ".join(f"{p} is {n}" for p, n in zip(places, example_sizes)))
+        n = example_sizes[0]
+        sizes = list(dynamic_sizes.get(name, [other_size(n)] + ([0] if n else [])))
+        for size in sizes:
+            if not isinstance(size, int) or size < 0:
+                raise ValueError(f"dynamic_sizes[{name!r}] must hold sizes (ints >= 0), got {size!r}")
+        axes.append(_Axis(name, at, places, n, sizes))
+    return axes
+
+
+def _check_other_sizes(model, args: tuple, session, axes: list[_Axis], comparison: str) -> list[SizeReport]:
+    """Runs the exported model at the other sizes of each dynamic axis (see verify) and compares
+    with eager PyTorch; one SizeReport per axis and size."""
+    flat, structure = pytree.tree_flatten(args)  # the same leaves, in the same order, as ExportInputs'
+    reports = []
+    for axis in axes:
+        if not axis.sizes:
+            reports.append(SizeReport(axis.name, axis.places, axis.example_size, axis.example_size, "skipped",
+                                      "dynamic_sizes gives no size to check"))
+        for size in axis.sizes:
+            report = SizeReport(axis.name, axis.places, axis.example_size, size, "ok")
+            reports.append(report)
+            if size > 0 and axis.example_size == 0:
+                report.result = "no inputs"
+                report.detail = "the example is empty along this axis: nothing to draw larger inputs from"
+                continue
+            index = _resample_index(axis.example_size, size)
+            leaves = list(flat)
+            for i, d in axis.where:
+                leaves[i] = leaves[i].index_select(d, index)
+            example = pytree.tree_unflatten(leaves, structure)
+            _run_and_compare(model, example, session, comparison, report)
+    return reports
+
+
+def _run_and_compare(model, example: tuple, session, comparison: str, report: SizeReport) -> None:
+    """Fills `report` with eager PyTorch's and ORT's results on `example`."""
+    try:
+        with torch.no_grad():
+            expected = _flatten_with_paths(model(*example))
+    except Exception as err:  # the model's own limits, not the export's
+        report.result = "skipped" if report.size == 0 else "eager error"
+        report.detail = f"eager PyTorch raises at this size: {type(err).__name__}: {err}"
+        if report.size:
+            report.detail += "; give sizes the model takes with dynamic_sizes"
+        return
+    try:
+        actual = session.run(None, _feeds(session, ExportInputs(model, example, None)))
+    except Exception as err:  # typically a size baked into a Reshape, or into an input's shape
+        report.result, report.detail = "ORT error", str(err)
+        return
+    if len(actual) != len(expected):
+        report.result = "MISMATCH"
+        report.detail = f"ORT returned {len(actual)} outputs, eager PyTorch {len(expected)}"
+        return
+    report.outputs = [_compare(path, e.detach().cpu().numpy(), a, comparison) for (path, e), a in zip(expected, actual)]
+    wrong = [o for o in report.outputs if not o.ok]
+    if wrong:
+        report.result = "MISMATCH"
+        report.detail = "; ".join(_describe_mismatch(o) for o in wrong)
+
+
+def _resample_index(n: int, size: int) -> torch.Tensor:
+    """The entries along an axis of example size n that make an input of `size`: the first ones,
+    then (larger) entries drawn from the example's with a fixed seed, so that every input naming
+    the axis gets the same rows (boxes stay paired with their scores)."""
+    first = torch.arange(min(n, size))
+    if size <= n:
+        return first
+    drawn = torch.randint(n, (size - n,), generator=torch.Generator().manual_seed(_RESAMPLE_SEED))
+    return torch.cat([first, drawn])
+
+
+def _describe_mismatch(o: OutputReport) -> str:
+    if o.eager_shape != o.ort_shape:
+        return f"{o.name} shape {_shape(o.ort_shape)} (eager {_shape(o.eager_shape)})"
+    return f"{o.name} max abs err {o.max_abs_error:.3g}"
+
+
+def _shape(shape) -> str:
+    return "x".join(str(d) for d in shape) or "scalar"
 
 
 def _feeds(session, inputs: ExportInputs) -> dict:
