@@ -1,6 +1,6 @@
-"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,docs}.
+"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,docs,fuzz}.
 
-The deploy commands (ops, check, docs) need only onnxruntime, onnx and numpy; demo, verify and
+The deploy commands (ops, check, docs) and fuzz need only onnxruntime, onnx and numpy; demo, verify and
 bench need PyTorch, and say so (with how to install it) when it is missing.
 """
 
@@ -65,6 +65,13 @@ def _cmd_bench(args) -> int:
     return bench_main(args.workloads, args.runs, args.threads)
 
 
+def _cmd_fuzz(args) -> int:
+    from opbridge.fuzz import main as fuzz_main
+
+    return fuzz_main(args.cases, seed=args.seed, identities=args.identity, timeout=args.timeout, out_dir=args.out,
+                     workers=args.workers, clean_errors=args.clean_errors)
+
+
 def _cmd_docs(args) -> int:
     from opbridge.docs import write_pages
 
@@ -103,6 +110,17 @@ def main(argv=None) -> int:
     p = sub.add_parser("docs", help="write the op reference pages")
     p.add_argument("--out", default=None, help="folder (default: docs/ops in the repository)")
     p.set_defaults(fn=_cmd_docs)
+    p = sub.add_parser("fuzz", help="random one-node models of every identity in isolated ORT workers; "
+                                    "exit 1 on any crash, hang, unprefixed error or bad index")
+    p.add_argument("--cases", type=int, default=3000, help="cases in all, round-robin over the identities "
+                                                         "(default 3000; the long run is 100000)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--identity", action="append", help="domain::OpType to fuzz (repeatable; default: all)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds per case before it counts as a hang")
+    p.add_argument("--out", default=None, help="folder for reproducers (default: a new temporary folder)")
+    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--clean-errors", action="store_true", help="also list the kinds of clean error messages")
+    p.set_defaults(fn=_cmd_fuzz)
     args = parser.parse_args(argv)
     if args.command in NEEDS_TORCH:
         try:

@@ -1,0 +1,847 @@
+"""The project's fuzz test: random one-node models of every registered identity, run in ORT.
+
+    python -m opbridge fuzz --cases 3000 --seed 0        # a moderate run
+    python -m opbridge fuzz --cases 100000               # the long run
+
+Needs only numpy, onnx and onnxruntime (no PyTorch), and the built library.
+
+**Cases.** For every identity of the manifest (`manifest.identities()`, with the identity's own
+signature), case i of seed S is generated from its own random stream (seed, crc32(identity), i):
+the same case whatever other identities or case counts are chosen. A case is one node in the graph
+mmcv, mmdeploy and opbridge write (opset imports for "" and the op's domain, IR version 8, graph
+inputs typed, outputs left for ORT to infer). Attributes take their default, an allowed value, a
+sane random value, a boundary value (0, -1, 2^31, 2^32 + 1, 2^40, 2^62, INT64_MAX, INT64_MIN, NaN,
++-inf, -0, +-1e30, empty and wrong-length lists), a value of the wrong kind; a required attribute
+may be left out and an unknown one added. Input shapes follow the manifest's shape text, with
+symbols shared between inputs (the N of "[N, C, H, W]" and the one of the offset are the same);
+then sometimes an axis of 0, a huge axis next to a 0 axis ([1, 1, 0, 2^40] has no elements), a
+wrong rank or a wrong last dim. Dtypes are the declared ones, sometimes another. Values are
+plausible (boxes with x1 < x2, batch indices in range, grids in [-1, 1]) or boundary (0, -1,
++-1e30, NaN, +-inf, denormals, out-of-range indices). Optional inputs are present or absent,
+variadic inputs get 1 to 4 tensors. Tensors have at most 2^16 elements unless an axis is 0, so
+that cases are fast: work beyond that comes only from attributes, and the op must refuse work or
+output budgets that are too large by itself.
+
+**Isolation.** Each case runs in a worker process (at most `workers` of them, spawned), with
+RLIMIT_AS at its start-up size plus 4 GiB, so that a runaway allocation fails rather than taking
+the machine. A worker that dies while running a case (signal, abort, bad_alloc) is a crash of
+that case; one that takes longer than `timeout` seconds is killed, a hang. Either way a new worker
+takes over. Workers are also replaced every `recycle` cases, so that what sessions leak does not
+add up to the memory limit.
+
+**Outcomes** (strict; `<domain>::<OpType>:` is the prefix every opbridge error carries):
+
+- ok: the session was created and ran, and every index output (keep, inds, selected, matches,
+  labels, index) is in range of the inputs.
+- error: a clean error, an exception during session creation or run whose message contains the
+  identity prefix. An exception without the prefix counts as clean only when the generator made
+  the model malformed in a way ORT checks for every op before the op is involved: a wrong number
+  of inputs (a missing required input, an extra one). Nothing else is excused, so a wrong input
+  dtype that ORT's own type check rejects, without naming the op, is unprefixed.
+- oom: a clean (prefixed) error that reports a failed allocation ("out of memory", "Failed to
+  allocate", bad_alloc). Reported separately: with at most 2^16 input elements, the op was asked
+  for an output or work budget it should have refused before allocating. Not a failure by
+  itself, as an output that large can be legitimate.
+- crash, hang: as above.
+- unprefixed: an error without the identity prefix in a well-formed model (an allocation failure
+  ORT reports without the prefix included).
+- bad_index: ok, but an index output is out of range.
+
+The run fails (`Report.failed`, the CLI's exit code) on any crash, hang, unprefixed or bad_index.
+Crashes, hangs and the first few cases of every other bad kind per identity keep a reproducer in
+the output folder: `<kind>-<domain>.<OpType>-<case>.onnx`, `.npz` (the feeds) and `.txt` (one line
+describing the case, then the message). `replay(path)` runs one in the current process.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+import multiprocessing
+import multiprocessing.connection
+import os
+import re
+import signal
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from opbridge import manifest
+
+OUTCOMES = ("ok", "error", "oom", "crash", "hang", "unprefixed", "bad_index")
+BAD = ("crash", "hang", "unprefixed", "bad_index")  # the outcomes that fail a run
+REPORTED = ("oom", "crash", "hang", "unprefixed", "bad_index")  # outcomes with examples and reproducers
+
+MAX_ELEMENTS = 2**16  # per tensor, unless an axis is 0
+MEMORY_BUDGET = 4 << 30  # address space a worker may add to its start-up size
+INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
+
+INT_BOUNDARY = [0, -1, 1, 2**31 - 1, 2**31, -(2**31), 2**32 + 1, 2**40, 2**62, INT64_MAX, INT64_MIN]
+FLOAT_BOUNDARY = [math.nan, math.inf, -math.inf, -0.0, 0.0, 1e30, -1e30, 1e-40, -1.0, 2.0]
+STRING_BOUNDARY = ["", "AVG", "garbage", "x" * 1000, "max\x00"]
+INTS_BOUNDARY = [[], [0], [0, 0], [-1, -1], [1, 2, 3], [1, 1, 1, 1, 1], [2**31, 2**31], [2**32, 2**32],
+                 [2**32 + 1, 1], [2**62, 2**62], [INT64_MAX, 1], [INT64_MIN, INT64_MIN], [0, 2**40]]
+FLOATS_BOUNDARY = [[], [math.nan], [math.inf], [0.0], [-1.0], [1e30, 1e30], [1e-40], [-0.0, 1.0],
+                   [1.0] * 7]
+# Large axes that cost nothing next to an axis of 0.
+HUGE_AXES = [2**24 + 1, 2**31, 2**32 + 1, 2**40]
+# Tensor values that break naive code.
+SPECIAL_VALUES = [0.0, -0.0, -1.0, 1.0, 1e30, -1e30, math.nan, math.inf, -math.inf, 1e-40, 2.0**31, 2.0**63]
+INDEX_OUT_OF_RANGE = [-1, -2, 2**31, 2**32 + 1, INT64_MAX, INT64_MIN]
+OTHER_DTYPES = ["float64", "float16", "int64", "int32", "uint8", "bool", "float32"]
+ONNX_ATTRIBUTE_TYPES = {
+    "int": onnx.AttributeProto.INT, "float": onnx.AttributeProto.FLOAT, "string": onnx.AttributeProto.STRING,
+    "ints": onnx.AttributeProto.INTS, "floats": onnx.AttributeProto.FLOATS,
+}
+# Values of each kind, for attributes given the wrong kind.
+WRONG_KIND_VALUES = {"int": [2, -1], "float": [1.5, 2.0, math.nan], "string": ["1", "avg"],
+                     "ints": [[1, 2], [1]], "floats": [[1.0, 2.0], [0.5]]}
+ALLOCATION_FAILURES = ("out of memory", "failed to allocate", "bad_alloc", "memoryerror")
+
+
+# --- cases -------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Case:
+    """One generated model with its feeds. attributes: (name, kind, value), in node order; inputs:
+    (name, array) where name "" is an absent optional input (array None)."""
+
+    identity: str
+    index: int
+    seed: int
+    attributes: list
+    inputs: list
+    outputs: list
+    declared: str  # graph input shapes: "exact", "symbolic" or "none"
+    threads: int
+    opset: int
+    notes: list  # the mutations applied, for the description
+    structural: bool = False  # wrong input count: ORT may reject the model without naming the op
+    hook: str | None = None  # tests only: "abort" or "sleep" in the worker instead of running
+
+    def model(self) -> onnx.ModelProto:
+        domain, op_type = self.identity.split("::")
+        node = helper.make_node(op_type, [name for name, _ in self.inputs], self.outputs, domain=domain)
+        node.attribute.extend(_attribute_proto(*a) for a in self.attributes)
+        graph_inputs = []
+        for name, array in self.inputs:
+            if not name:
+                continue
+            if self.declared == "exact":
+                shape = list(array.shape)
+            elif self.declared == "symbolic":
+                shape = [f"{name}_d{i}" for i in range(array.ndim)]
+            else:
+                shape = None
+            elem = helper.np_dtype_to_tensor_dtype(array.dtype)
+            graph_inputs.append(helper.make_tensor_value_info(name, elem, shape))
+        graph = helper.make_graph([node], "fuzz", graph_inputs,
+                                  [helper.make_value_info(n, onnx.TypeProto()) for n in self.outputs])
+        return helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", self.opset), helper.make_opsetid(domain, 1)],
+            ir_version=8,
+        )
+
+    def feeds(self) -> dict:
+        return {name: array for name, array in self.inputs if name}
+
+    def describe(self) -> str:
+        attrs = ", ".join(f"{n}={_short(v)}" for n, _, v in self.attributes)
+        ins = ", ".join(f"{n or '<absent>'}:{'' if a is None else _dtype_shape(a)}" for n, a in self.inputs)
+        notes = "; ".join(self.notes) or "plain"
+        return (f"{self.identity} seed {self.seed} case {self.index}: attrs {{{attrs}}} inputs ({ins}) "
+                f"outputs {len(self.outputs)} threads {self.threads} declared {self.declared} [{notes}]")
+
+
+def _attribute_proto(name: str, kind: str, value) -> onnx.AttributeProto:
+    """The attribute as written, of exactly this kind (helper.make_attribute infers the kind, and
+    needs one for an empty list)."""
+    proto = onnx.AttributeProto(name=name, type=ONNX_ATTRIBUTE_TYPES[kind])
+    if kind == "int":
+        proto.i = int(value)
+    elif kind == "float":
+        proto.f = float(value)
+    elif kind == "string":
+        proto.s = value.encode()
+    elif kind == "ints":
+        proto.ints.extend(int(v) for v in value)
+    else:
+        proto.floats.extend(float(v) for v in value)
+    return proto
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _dtype_shape(array: np.ndarray) -> str:
+    return f"{array.dtype}{list(array.shape)}"
+
+
+def cases(seed: int, count: int, identities: list[str] | None = None):
+    """`count` cases, round-robin over the identities (default: every identity of the manifest)."""
+    identities = identities or [f"{d}::{n}" for d, n, _ in manifest.identities()]
+    for i in range(count):
+        identity = identities[i % len(identities)]
+        yield make_case(seed, identity, i // len(identities))
+
+
+def make_case(seed: int, identity: str, index: int) -> Case:
+    """Case `index` of `identity` for `seed`: the same whatever else is generated."""
+    rng = np.random.default_rng([seed, zlib.crc32(identity.encode()), index])
+    op = manifest.find(identity)
+    signature = op.signature(identity)
+    notes = []
+    attributes = _attributes(signature.attributes, rng, notes)
+    attr_values = {name: value for name, _, value in attributes}
+    symbols = _Symbols(rng, op.kernel, attr_values)
+    inputs = []
+    for tensor in signature.inputs:
+        if tensor.optional and rng.random() < 0.4:
+            inputs.append(("", None))
+            continue
+        count = int(rng.integers(1, 5)) if tensor.variadic else 1
+        for k in range(count):
+            name = f"{tensor.name}{k}" if tensor.variadic else tensor.name
+            inputs.append((name, _input(tensor, name, k, symbols, rng, notes)))
+        if tensor.variadic:
+            _match_scales(attributes, count, rng)
+    # A trailing absent optional input may be written as "" or left out: both are valid ONNX.
+    while inputs and inputs[-1][0] == "" and rng.random() < 0.5:
+        inputs.pop()
+    structural = rng.random() < 0.03 and _break_arity(signature.inputs, inputs, rng, notes)
+    _mutate_dtype(inputs, rng, notes)
+    outputs = [f"out_{t.name}" for t in signature.outputs if not t.optional or rng.random() < 0.5]
+    return Case(
+        identity=identity, index=index, seed=seed, attributes=attributes, inputs=inputs, outputs=outputs,
+        declared=str(rng.choice(["exact", "symbolic", "none"])), threads=int(rng.integers(1, 3)),
+        opset=int(rng.choice([11, 17])), notes=notes, structural=structural,
+    )
+
+
+def _break_arity(declared, inputs: list, rng, notes) -> bool:
+    """Gives the node fewer inputs than it requires or more than it takes, which ORT rejects for
+    every op before ours is involved; False if neither is possible."""
+    required = max((i + 1 for i, t in enumerate(declared) if not t.optional), default=0)
+    variadic = any(t.variadic for t in declared)
+    if required and (variadic or rng.random() < 0.5):
+        del inputs[int(rng.integers(required - 1 if variadic else 0, required)):]
+        notes.append(f"{len(inputs)} inputs, {required} required")
+        return True
+    if not variadic:
+        inputs.extend([("", None)] * (len(declared) - len(inputs)))
+        inputs.append(("extra", rng.standard_normal(3).astype(np.float32)))
+        notes.append("an input too many")
+        return True
+    return False
+
+
+def _attributes(declared, rng, notes) -> list:
+    result = []
+    for attr in declared:
+        roll = rng.random()
+        if attr.required and roll < 0.03:
+            notes.append(f"required {attr.name} left out")
+            continue
+        if roll < 0.1:
+            value = _boundary(attr.type, rng)
+            notes.append(f"boundary {attr.name}")
+            result.append((attr.name, attr.type, value))
+        elif roll < 0.12:
+            kind = str(rng.choice([k for k in WRONG_KIND_VALUES if k != attr.type]))
+            values = WRONG_KIND_VALUES[kind]
+            notes.append(f"{attr.name} as {kind}")
+            result.append((attr.name, kind, values[int(rng.integers(len(values)))]))
+        elif roll < 0.5 and not attr.required:
+            result.append((attr.name, attr.type, attr.default))
+        elif attr.allowed and roll < 0.95:
+            result.append((attr.name, attr.type, attr.allowed[int(rng.integers(len(attr.allowed)))]))
+        else:
+            result.append((attr.name, attr.type, _sane(attr, rng)))
+    if rng.random() < 0.03:
+        kind = str(rng.choice(list(WRONG_KIND_VALUES)))
+        notes.append("unknown attribute")
+        result.append(("fuzz_unknown", kind, WRONG_KIND_VALUES[kind][0]))
+    order = rng.permutation(len(result))  # attribute order must not matter
+    return [result[i] for i in order]
+
+
+def _boundary(kind: str, rng):
+    table = {"int": INT_BOUNDARY, "float": FLOAT_BOUNDARY, "string": STRING_BOUNDARY,
+             "ints": INTS_BOUNDARY, "floats": FLOATS_BOUNDARY}[kind]
+    return table[int(rng.integers(len(table)))]
+
+
+def _sane(attr, rng):
+    """A random value of the attribute's kind in the range its default suggests."""
+    default = attr.default
+    if attr.type == "int":
+        if attr.allowed:
+            return int(attr.allowed[int(rng.integers(len(attr.allowed)))])
+        if default is not None and rng.random() < 0.5:
+            return default  # counts such as groups are mostly 1: other values often just fail to divide
+        top = max(8, 2 * abs(default)) if default is not None else 8
+        low = -1 if default is not None and default <= 0 else 1
+        return int(rng.integers(low, top + 1)) if rng.random() < 0.9 else int(rng.integers(-2, 3))
+    if attr.type == "float":
+        if default is not None and default > 1:
+            return float(rng.uniform(0, 2 * default))
+        return float(np.float32(rng.uniform(0, 1)))
+    if attr.type == "string":
+        return attr.allowed[int(rng.integers(len(attr.allowed)))] if attr.allowed else "x"
+    if attr.type == "ints":
+        length = len(default) if default and rng.random() < 0.9 else int(rng.choice([1, 1, 2, 4]))
+        base = 0 if "pad" in attr.name else 1
+        return [int(rng.integers(base, base + 3)) for _ in range(length)]
+    # floats (MultiScaleRoIAlign's spatial_scales: 1 / stride, finest first)
+    length = int(rng.integers(1, 5))
+    first = int(rng.integers(0, 4))
+    return [2.0 ** -(first + k) for k in range(length)]
+
+
+def _match_scales(attributes, count, rng) -> None:
+    """A floats attribute with one value per tensor of a variadic input (spatial_scales) gets that
+    many values, usually: a mismatch is the exception to test, not the rule."""
+    for i, (name, kind, value) in enumerate(attributes):
+        if kind == "floats" and isinstance(value, list) and value and all(v > 0 for v in value) \
+                and rng.random() < 0.8:
+            first = int(rng.integers(0, 4))
+            attributes[i] = (name, kind, [2.0 ** -(first + k) for k in range(count)])
+
+
+class _Symbols:
+    """Sizes of the symbols of the manifest's shape texts, drawn once per case so that inputs agree."""
+
+    def __init__(self, rng, kernel: str, attrs: dict):
+        self.rng, self.kernel, self.attrs, self.values = rng, kernel, attrs, {}
+        if kernel == "trt_batched_nms" and _small_int(attrs.get("num_classes")):
+            self.values["C"] = attrs["num_classes"]
+            self.values["L"] = int(rng.choice([1, attrs["num_classes"]]))
+        groups, deform_groups = attrs.get("groups", 1), attrs.get("deform_groups", 1)
+        if kernel == "deform_conv" and _small_int(groups) and _small_int(deform_groups) and groups and deform_groups:
+            # Channels divisible by both kinds of groups, mostly, so that cases reach the kernel.
+            self.values["C"] = math.lcm(groups, deform_groups) * int(rng.integers(1, 3))
+            self.values["C_out"] = groups * int(rng.integers(1, 4))
+
+    def size(self, name: str, variadic_index: int = 0) -> int:
+        key = f"{name}#{variadic_index}" if name.endswith("_l") else name  # per pyramid level
+        if key not in self.values:
+            if self.kernel == "deform_conv" and name in ("H_out", "W_out"):
+                self.values[key] = self._conv_out(name[0])
+            elif name in ("kh", "kw"):  # kernel sizes as convolutions have them
+                self.values[key] = int(self.rng.choice([1, 1, 2, 3, 3, 5])) if self.rng.random() > 0.03 else 0
+            else:
+                self.values[key] = self._draw()
+        return self.values[key]
+
+    def _draw(self) -> int:
+        roll = self.rng.random()
+        if roll < 0.06:
+            return 0
+        if roll < 0.25:
+            return 1
+        if roll < 0.8:
+            return int(self.rng.integers(2, 7))
+        return int(self.rng.integers(7, 65))
+
+    def _conv_out(self, axis: str) -> int:
+        """Deformable convolution's output size from the case's attributes, when they are sane."""
+        i = 0 if axis == "H" else 1
+        stride, pad, dilation = (self._pair(self.attrs.get(n, d), i) for n, d in
+                                 (("stride", [1, 1]), ("padding", [0, 0]), ("dilation", [1, 1])))
+        kernel_size = self.size("kh" if axis == "H" else "kw")
+        if stride is None or pad is None or dilation is None or stride < 1:
+            return self._draw()
+        return max(0, (self.size(axis) + 2 * pad - dilation * (kernel_size - 1) - 1) // stride + 1)
+
+    @staticmethod
+    def _pair(value, i):
+        if isinstance(value, int) and _small_int(value):
+            return value
+        if isinstance(value, list) and len(value) in (1, 2, 4) and all(_small_int(v) for v in value):
+            return value[0] if len(value) == 1 else value[i] if len(value) == 2 else value[2 * i]
+        return None
+
+
+def _small_int(value) -> bool:
+    return isinstance(value, int) and 0 <= value <= 64
+
+
+def _dims(tensor, variadic_index, symbols: _Symbols, attrs: dict) -> list[int]:
+    """The shape text "[N, 2 * deform_groups * kh * kw, H_out, W_out]" evaluated for this case."""
+    dims = []
+    for text in tensor.shape.strip("[]").split(","):
+        text = text.strip()
+        if re.fullmatch(r"\d+", text):
+            dims.append(int(text))
+        elif re.fullmatch(r"\w+", text) and text not in attrs:
+            dims.append(symbols.size(text, variadic_index))
+        else:
+            dims.append(_expression(text, symbols, attrs))
+    return dims
+
+
+def _expression(text: str, symbols: _Symbols, attrs: dict) -> int:
+    values = {}
+    for name in re.findall(r"[A-Za-z_]\w*", text):
+        if name in attrs:
+            if not (_small_int(attrs[name]) and attrs[name] >= 1):
+                return symbols._draw()  # an attribute the case made odd: any size
+            values[name] = attrs[name]
+        else:
+            values[name] = symbols.size(name)
+    try:
+        value = eval(text.replace("/", "//"), {"__builtins__": {}}, values)  # the manifest's own text
+    except ZeroDivisionError:
+        return symbols._draw()
+    return value if 0 <= value <= 4096 else symbols._draw()
+
+
+def _input(tensor, name, variadic_index, symbols: _Symbols, rng, notes) -> np.ndarray:
+    dims = _dims(tensor, variadic_index, symbols, symbols.attrs)
+    roll = rng.random()
+    if roll < 0.04 and dims:
+        dims[int(rng.integers(len(dims)))] = 0
+        notes.append(f"{name} zero axis")
+    elif roll < 0.07 and len(dims) >= 2:
+        zero, huge = rng.choice(len(dims), size=2, replace=False)
+        dims[zero] = 0
+        dims[huge] = HUGE_AXES[int(rng.integers(len(HUGE_AXES)))]
+        notes.append(f"{name} huge axis next to 0")
+    elif roll < 0.09:
+        if dims and rng.random() < 0.5:
+            dims.pop(int(rng.integers(len(dims))))
+        else:
+            dims.insert(int(rng.integers(len(dims) + 1)), int(rng.integers(1, 4)))
+        notes.append(f"{name} wrong rank")
+    elif roll < 0.11 and dims:
+        dims[-1] = max(0, dims[-1] + int(rng.choice([-1, 1])))
+        notes.append(f"{name} wrong last dim")
+    dims = _cap(dims)
+    values = _values(tensor, name, dims, symbols, rng, notes)
+    return values.astype(tensor.dtype)
+
+
+def _cap(dims: list[int]) -> list[int]:
+    """Halves the largest axis until the tensor has at most MAX_ELEMENTS (none to cap if an axis is 0)."""
+    while 0 not in dims and math.prod(dims) > MAX_ELEMENTS:
+        largest = int(np.argmax(dims))
+        dims[largest] = dims[largest] // 2
+    return dims
+
+
+def _values(tensor, name: str, dims: list[int], symbols: _Symbols, rng, notes) -> np.ndarray:
+    """Plausible values for the input's role, then sometimes boundary values in some elements."""
+    shape = tuple(dims)
+    if tensor.dtype == "int64":
+        if name == "image_size":
+            values = rng.integers(0, 65, size=shape)
+        else:
+            values = rng.integers(0, 4, size=shape)  # categories
+        if rng.random() < 0.1 and values.size:
+            _scatter(values, INDEX_OUT_OF_RANGE, rng)
+            notes.append(f"{name} out-of-range values")
+        return values
+    last = dims[-1] if dims else 0
+    if name in ("rois", "boxes") and last in (4, 5):
+        values = _boxes(shape, name, symbols, rng)
+    elif name == "grid":
+        values = rng.uniform(-1.2, 1.2, size=shape)
+    elif name in ("scores", "mask", "masks", "iou_threshold", "score_threshold"):
+        values = rng.uniform(0, 1, size=shape)
+    elif name == "offset":
+        values = rng.normal(0, 2, size=shape)
+    else:
+        values = rng.normal(0, 1, size=shape)
+    if rng.random() < 0.12 and values.size:
+        _scatter(values, SPECIAL_VALUES, rng)
+        notes.append(f"{name} special values")
+    return values
+
+
+def _boxes(shape, name, symbols: _Symbols, rng) -> np.ndarray:
+    """(x1, y1, x2, y2) boxes with x1 <= x2 inside a map of about 32 px; RoIs lead with a batch
+    index in range (sometimes out of range); rotated boxes are (cx, cy, w, h, theta)."""
+    extent = 32.0
+    values = np.empty(shape)
+    columns = shape[-1]
+    rotated = name == "boxes" and columns == 5
+    first = 1 if (name == "rois" and columns == 5) else 0
+    if rotated:
+        values[..., 0:2] = rng.uniform(0, extent, size=shape[:-1] + (2,))
+        values[..., 2:4] = rng.uniform(0, extent / 2, size=shape[:-1] + (2,))
+        values[..., 4] = rng.uniform(-math.pi, math.pi, size=shape[:-1])
+        return values
+    corner = rng.uniform(0, extent, size=shape[:-1] + (2,))
+    size = rng.uniform(0, extent / 2, size=shape[:-1] + (2,))
+    values[..., first:first + 2] = corner
+    values[..., first + 2:first + 4] = corner + size
+    if first:
+        batch = max(symbols.values.get("N", 1), 1)
+        values[..., 0] = rng.integers(0, batch, size=shape[:-1])
+        if rng.random() < 0.1 and values.size:
+            rows = values[..., 0].reshape(-1)
+            rows[int(rng.integers(rows.size))] = float(rng.choice([-1, batch, batch + 1, -0.5, 2.0**31, 1e30, math.nan]))
+            values[..., 0] = rows.reshape(shape[:-1])
+    return values
+
+
+def _scatter(values: np.ndarray, specials: list, rng) -> None:
+    """Replaces a random share of the elements by values drawn from `specials`, in place."""
+    flat = values.reshape(-1)
+    count = max(1, int(flat.size * rng.uniform(0.05, 1.0)))
+    where = rng.choice(flat.size, size=count, replace=False)
+    flat[where] = rng.choice(np.array(specials, dtype=values.dtype), size=count)
+
+
+def _mutate_dtype(inputs: list, rng, notes) -> None:
+    """Sometimes one present input gets another dtype (NaN and infinities become 0 for integers)."""
+    present = [i for i, (name, _) in enumerate(inputs) if name]
+    if not present or rng.random() >= 0.06:
+        return
+    i = present[int(rng.integers(len(present)))]
+    name, array = inputs[i]
+    dtype = str(rng.choice([d for d in OTHER_DTYPES if d != str(array.dtype)]))
+    with np.errstate(all="ignore"):
+        if np.dtype(dtype).kind in "iub":
+            array = np.clip(np.nan_to_num(array.astype(np.float64)), -1e9, 1e9)
+        inputs[i] = (name, array.astype(dtype))
+    notes.append(f"{name} as {dtype}")
+
+
+# --- the index outputs' ranges ------------------------------------------------------------------
+
+
+def _index_bounds(identity: str, output: str, feeds: dict) -> list | None:
+    """Per column, the half-open range of an index output's values; None: not an index output."""
+    boxes = feeds.get("boxes")
+    if boxes is None:
+        return None
+    if output in ("out_keep", "out_inds"):
+        return [(0, boxes.shape[0])] if boxes.ndim >= 1 else None
+    scores = feeds.get("scores")
+    if output == "out_selected" and scores is not None and scores.ndim == 3:
+        return [(0, scores.shape[0]), (0, scores.shape[1]), (0, scores.shape[2])]
+    if output == "out_matches" and scores is not None and scores.ndim == 3:
+        return [(0, scores.shape[0]), (0, scores.shape[1]), (0, scores.shape[2]), (0, scores.shape[2])]
+    if output == "out_labels" and scores is not None and scores.ndim == 3:
+        return [(-1, scores.shape[2])]
+    if output == "out_index" and boxes.ndim == 4:
+        return [(-1, boxes.shape[1] * boxes.shape[2])]
+    return None
+
+
+def _index_problem(identity: str, names: list, results: list, feeds: dict) -> str | None:
+    for name, value in zip(names, results):
+        bounds = _index_bounds(identity, name, feeds)
+        if bounds is None or not isinstance(value, np.ndarray) or value.size == 0:
+            continue
+        if len(bounds) == 1:
+            columns = value.reshape(-1, 1)
+        elif value.ndim == 2 and value.shape[1] == len(bounds):
+            columns = value
+        else:
+            return f"{name} has shape {list(value.shape)}, expected rows of {len(bounds)}"
+        for c, (low, high) in enumerate(bounds):
+            bad = (columns[:, c] < low) | (columns[:, c] >= high)
+            if bad.any():
+                return f"{name} column {c} has {columns[bad.nonzero()[0][0], c]} outside [{low}, {high})"
+    return None
+
+
+# --- running ------------------------------------------------------------------------------------
+
+
+def classify(identity: str, message: str, structural: bool) -> str:
+    """The outcome of an exception message (see the module docstring)."""
+    if f"{identity}:" in message:
+        return "oom" if any(p in message.lower() for p in ALLOCATION_FAILURES) else "error"
+    return "error" if structural else "unprefixed"
+
+
+def _run_case(identity: str, model: bytes, feeds: dict, outputs: list, threads: int, structural: bool,
+              hook: str | None) -> tuple[str, str]:
+    """Runs one case in this process: (outcome, message)."""
+    import onnxruntime as ort
+
+    from opbridge._library import create_session
+
+    if hook == "abort":
+        os.abort()
+    if hook == "sleep":
+        time.sleep(3600)
+    _wait_for_library()
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # ORT logs every failing case as an error: the report has them
+    stage = "session"
+    try:
+        session = create_session(model, intra_op_threads=threads, options=options)
+        stage = "run"
+        results = session.run(None, feeds)
+    except Exception as e:  # ORT raises its own pybind exception types
+        message = f"{stage}: {e}"
+        return classify(identity, message, structural), message
+    problem = _index_problem(identity, outputs, results, feeds)
+    return ("bad_index", problem) if problem else ("ok", "")
+
+
+def _wait_for_library(seconds: float = 300.0) -> None:
+    """The library can be missing for a moment while build/ is being rebuilt: waits for it rather
+    than counting the cases of that moment as errors."""
+    from opbridge._library import library_path
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            library_path()
+            return
+        except FileNotFoundError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+
+
+def _worker_main(conn, memory_budget: int) -> None:
+    """A worker: runs the cases the parent sends, one at a time, until it sends None."""
+    import resource
+
+    import onnxruntime  # imported before the limit is set: its size is not the op's
+
+    onnxruntime.set_default_logger_severity(4)
+
+    from opbridge._library import create_session  # noqa: F401
+
+    match = re.search(r"VmSize:\s+(\d+) kB", Path("/proc/self/status").read_text())
+    limit = int(match.group(1)) * 1024 + memory_budget
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    conn.send("ready")
+    while (message := conn.recv()) is not None:
+        conn.send(_run_case(*message))
+
+
+class _Worker:
+    def __init__(self, context, memory_budget: int, startup_timeout: float = 120.0):
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_worker_main, args=(child, memory_budget), daemon=True)
+        self.process.start()
+        child.close()
+        if not self.conn.poll(startup_timeout) or self.conn.recv() != "ready":
+            self.kill()
+            raise RuntimeError(f"fuzz worker did not start within {startup_timeout} s")
+        self.case, self.started, self.served = None, 0.0, 0
+
+    def send(self, case: Case, model: bytes) -> None:
+        self.case, self.started = case, time.monotonic()
+        self.served += 1
+        self.conn.send((case.identity, model, case.feeds(), case.outputs, case.threads, case.structural, case.hook))
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(5)
+        if self.process.is_alive():
+            self.kill()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join()
+
+    def death(self) -> str:
+        """How the worker ended, after its connection closed."""
+        self.process.join(5)
+        code = self.process.exitcode
+        if code is None:
+            self.kill()
+            return "worker closed its connection"
+        if code < 0:
+            return f"worker killed by {signal.Signals(-code).name}"
+        return f"worker exited with code {code}"
+
+
+@dataclasses.dataclass
+class Example:
+    outcome: str
+    description: str
+    message: str
+    reproducer: str | None
+
+
+def message_kind(message: str) -> str:
+    """A message with its particulars (numbers, names, shapes) blanked, so that the cases one defect
+    fails are counted together: "Type Error: Type '…' of input parameter (…) of operator (…) ..."."""
+    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : ", "", message)
+    text = re.sub(r"Non-zero status code returned while running \w+ node\. Name:'[^']*' Status Message: ", "", text)
+    text = re.sub(r"\w+::\w+", "OP", text)
+    text = re.sub(r"'[^']*'", "'…'", text)
+    text = re.sub(r"\([^()]*\)", "(…)", text)
+    text = re.sub(r"\[[^\[\]]*\]", "[…]", text)
+    text = re.sub(r"-?\b\d[\d.e+-]*|\bnan\b|-?\binf\b", "#", text)
+    return text.strip()[:200]
+
+
+@dataclasses.dataclass
+class Report:
+    seed: int
+    counts: dict  # identity -> Counter of outcomes
+    kinds: dict  # (outcome, message_kind) -> [count, first Example], for every outcome but ok
+    seconds: float
+    out_dir: str
+
+    def total(self, outcome: str) -> int:
+        return sum(c[outcome] for c in self.counts.values())
+
+    @property
+    def cases(self) -> int:
+        return sum(sum(c.values()) for c in self.counts.values())
+
+    @property
+    def failed(self) -> bool:
+        return any(self.total(o) for o in BAD)
+
+    def format(self, kinds_per_outcome: int = 10, clean_errors: bool = False) -> str:
+        """The counts, then per bad outcome its most frequent kinds of message with the first case of
+        each; with clean_errors, the kinds of clean error messages too (to read them for sense)."""
+        width = max([len(i) for i in self.counts] + [8]) + 2
+        header = f"{'identity':<{width}}" + "".join(f"{o:>11}" for o in OUTCOMES)
+        lines = [f"fuzz: seed {self.seed}, {self.cases} cases in {self.seconds:.1f} s, reproducers in "
+                 f"{self.out_dir}", header]
+        for identity, counts in self.counts.items():
+            lines.append(f"{identity:<{width}}" + "".join(f"{counts[o]:>11}" for o in OUTCOMES))
+        lines.append(f"{'total':<{width}}" + "".join(f"{self.total(o):>11}" for o in OUTCOMES))
+        for outcome in REPORTED + (("error",) if clean_errors else ()):
+            kinds = sorted(((n, k, e) for (o, k), (n, e) in self.kinds.items() if o == outcome), key=lambda t: -t[0])
+            if not kinds:
+                continue
+            lines.append(f"\n{outcome}: {self.total(outcome)} cases, {len(kinds)} kinds of message"
+                         + (f", the {kinds_per_outcome} most frequent:" if len(kinds) > kinds_per_outcome else ":"))
+            for count, kind, e in kinds[:kinds_per_outcome]:
+                lines.append(f"  {count} x {kind}")
+                lines.append(f"    first: {e.description}")
+                lines.append(f"    -> {e.message.strip()[:300]}")
+                if e.reproducer:
+                    lines.append(f"    reproducer: {e.reproducer}")
+        return "\n".join(lines)
+
+
+def run(case_list, timeout: float = 10.0, workers: int = 2, out_dir: str | None = None,
+        memory_budget: int = MEMORY_BUDGET, recycle: int = 500, reproducers_per_kind: int = 5,
+        progress=None) -> Report:
+    """Runs the cases in isolated workers and classifies every outcome (see the module docstring)."""
+    out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="opbridge-fuzz-"))
+    out.mkdir(parents=True, exist_ok=True)
+    context = multiprocessing.get_context("spawn")
+    counts = collections.defaultdict(collections.Counter)
+    kinds, kept = {}, collections.Counter()
+    seed = None
+    pending = iter(case_list)
+    slots: list[_Worker | None] = [None] * workers
+    busy: dict = {}  # slot index -> (case, model bytes)
+    start = time.monotonic()
+    done = 0
+
+    def record(case: Case, model: bytes, outcome: str, message: str) -> None:
+        nonlocal done
+        counts[case.identity][outcome] += 1
+        done += 1
+        if progress and done % progress == 0:
+            print(f"fuzz: {done} cases, {time.monotonic() - start:.0f} s", flush=True)
+        if outcome == "ok":
+            return
+        reproducer = None
+        # Every crash and hang keeps its reproducer; the other bad kinds only their first few per identity.
+        if outcome in ("crash", "hang") or (outcome in REPORTED and kept[case.identity, outcome] < reproducers_per_kind):
+            kept[case.identity, outcome] += 1
+            reproducer = str(_write_reproducer(out, case, model, outcome, message))
+        key = (outcome, message_kind(message))
+        if key not in kinds:
+            kinds[key] = [0, Example(outcome, case.describe(), message, reproducer)]
+        kinds[key][0] += 1
+
+    try:
+        exhausted = False
+        while True:
+            for s in range(workers):
+                if s in busy or exhausted:
+                    continue
+                case = next(pending, None)
+                if case is None:
+                    exhausted = True
+                    break
+                seed = case.seed if seed is None else seed
+                if slots[s] is not None and slots[s].served >= recycle:
+                    slots[s].stop()
+                    slots[s] = None
+                if slots[s] is None:
+                    slots[s] = _Worker(context, memory_budget)
+                model = case.model().SerializeToString()
+                slots[s].send(case, model)
+                busy[s] = (case, model)
+            if not busy:
+                break
+            now = time.monotonic()
+            wait = max(0.0, min(slots[s].started + timeout - now for s in busy))
+            ready = multiprocessing.connection.wait([slots[s].conn for s in busy], timeout=wait)
+            for s in list(busy):
+                worker, (case, model) = slots[s], busy[s]
+                if worker.conn in ready:
+                    try:
+                        outcome, message = worker.conn.recv()
+                    except (EOFError, OSError):
+                        outcome, message = "crash", worker.death()
+                        slots[s] = None
+                elif time.monotonic() - worker.started > timeout:
+                    worker.kill()
+                    slots[s] = None
+                    outcome, message = "hang", f"no result within {timeout} s"
+                else:
+                    continue
+                del busy[s]
+                record(case, model, outcome, message)
+    finally:
+        for worker in slots:
+            if worker is not None:
+                worker.stop()
+    return Report(seed if seed is not None else 0, dict(counts), kinds, time.monotonic() - start, str(out))
+
+
+def _write_reproducer(out: Path, case: Case, model: bytes, outcome: str, message: str) -> Path:
+    stem = f"{outcome}-{case.identity.replace('::', '.')}-{case.index:06d}"
+    (out / f"{stem}.onnx").write_bytes(model)
+    np.savez(out / f"{stem}.npz", **case.feeds())
+    (out / f"{stem}.txt").write_text(
+        f"{case.describe()}\n{message.strip()}\n"
+        f"replay: python -c \"from opbridge import fuzz; fuzz.replay('{out / stem}.onnx', threads={case.threads})\"\n")
+    return out / f"{stem}.onnx"
+
+
+def replay(onnx_path: str, threads: int = 1) -> list:
+    """Runs a reproducer (its .onnx and the .npz beside it) in this process; returns the outputs."""
+    from opbridge._library import create_session
+
+    with np.load(str(onnx_path)[:-len(".onnx")] + ".npz") as data:
+        feeds = {name: data[name] for name in data.files}
+    return create_session(onnx_path, intra_op_threads=threads).run(None, feeds)
+
+
+def main(count: int, seed: int = 0, identities: list[str] | None = None, timeout: float = 10.0,
+         out_dir: str | None = None, workers: int = 2, clean_errors: bool = False) -> int:
+    """The CLI's fuzz command: runs, prints the report, returns the exit code."""
+    known = [f"{d}::{n}" for d, n, _ in manifest.identities()]
+    unknown = [i for i in identities or [] if i not in known]
+    if unknown:
+        print(f"fuzz: unknown identities {unknown}; registered: {', '.join(known)}")
+        return 2
+    report = run(cases(seed, count, identities), timeout=timeout, workers=workers, out_dir=out_dir,
+                 progress=max(1000, count // 20))
+    print(report.format(clean_errors=clean_errors))
+    return 1 if report.failed else 0
