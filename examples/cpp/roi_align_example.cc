@@ -5,7 +5,8 @@
 //
 // The model takes "input" [1, 1, 4, 4] and "rois" [1, 5] (a one-node RoIAlign model, for
 // example); the program feeds 0..15 and one box and prints the output values.
-// Build (see tests/python/test_library.py): g++ -std=c++17 roi_align_example.cc
+// Build with CMake against an installed opbridge (examples/cpp/CMakeLists.txt, find_package(opbridge)),
+// or by hand (see tests/python/test_library.py): g++ -std=c++17 roi_align_example.cc
 //   -I<ORT headers> -L<dir of libonnxruntime.so> -lonnxruntime [-lopbridge_ort for --linked]
 #include <onnxruntime_cxx_api.h>
 

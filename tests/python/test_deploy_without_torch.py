@@ -14,23 +14,22 @@ import opbridge
 from graphs import one_node_model
 
 REPO = Path(__file__).resolve().parents[2]
-DEPLOY_PYTHON = REPO / ".cache" / "venv-deploy" / "bin" / "python"
 INSTALL_HINT = 'pip install "opbridge[torch]"'
 
 
-def deploy_python() -> str:
-    if not DEPLOY_PYTHON.is_file():
-        pytest.fail(f"the torch-free environment {DEPLOY_PYTHON.parent.parent} is missing: run ./run.sh setup")
-    return str(DEPLOY_PYTHON)
+@pytest.fixture
+def run_deploy(deploy_python, tmp_path):
+    """Runs the deploy environment's python (conftest.py) with the source tree's package and the
+    built library: run_deploy(args, check=True) -> CompletedProcess."""
+    def run(args: list[str], check: bool = True) -> subprocess.CompletedProcess:
+        env = dict(os.environ, PYTHONPATH=str(REPO / "python"), OPBRIDGE_LIBRARY=opbridge.library_path())
+        out = subprocess.run([deploy_python, *args], capture_output=True, text=True, env=env, cwd=tmp_path,
+                             timeout=300)
+        if check and out.returncode != 0:
+            raise AssertionError(f"{args} exited {out.returncode}:\n{out.stdout}\n{out.stderr}")
+        return out
 
-
-def run_deploy(args: list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
-    """Runs the deploy environment's python with the source tree's package and the built library."""
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), OPBRIDGE_LIBRARY=opbridge.library_path())
-    out = subprocess.run([deploy_python(), *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
-    if check and out.returncode != 0:
-        raise AssertionError(f"{args} exited {out.returncode}:\n{out.stdout}\n{out.stderr}")
-    return out
+    return run
 
 
 def roi_align_model(path: Path) -> Path:
@@ -73,9 +72,9 @@ print("deploy ok")
 """
 
 
-def test_package_runs_a_model_without_torch(tmp_path):
+def test_package_runs_a_model_without_torch(run_deploy, tmp_path):
     model = roi_align_model(tmp_path / "roi_align.onnx")
-    out = run_deploy(["-c", API_SCRIPT % {"library": opbridge.library_path(), "model": str(model)}], tmp_path)
+    out = run_deploy(["-c", API_SCRIPT % {"library": opbridge.library_path(), "model": str(model)}])
     lines = out.stdout.splitlines()
     assert lines[-1] == "deploy ok"
     for name in ("export", "verify"):
@@ -84,26 +83,26 @@ def test_package_runs_a_model_without_torch(tmp_path):
         assert INSTALL_HINT in message
 
 
-def test_deploy_commands_without_torch(tmp_path):
-    out = run_deploy(["-m", "opbridge", "ops"], tmp_path)
+def test_deploy_commands_without_torch(run_deploy, tmp_path):
+    out = run_deploy(["-m", "opbridge", "ops"])
     assert "mmcv::MMCVRoiAlign" in out.stdout and "mmdeploy::TRTBatchedNMS" in out.stdout
-    out = run_deploy(["-m", "opbridge", "check", str(roi_align_model(tmp_path / "m.onnx"))], tmp_path)
+    out = run_deploy(["-m", "opbridge", "check", str(roi_align_model(tmp_path / "m.onnx"))])
     assert ["opbridge", "RoiAlign", "1", "opbridge", "graph"] in [line.split() for line in out.stdout.splitlines()]
     assert out.stdout.rstrip().endswith("(exit 0)")
 
 
 @pytest.mark.parametrize("command", [["demo"], ["verify", "mymodels:make"], ["bench", "roi_align"]])
-def test_torch_commands_say_what_to_install(tmp_path, command):
-    out = run_deploy(["-m", "opbridge", *command], tmp_path, check=False)
+def test_torch_commands_say_what_to_install(run_deploy, command):
+    out = run_deploy(["-m", "opbridge", *command], check=False)
     assert out.returncode == 1 and out.stdout == ""
     assert out.stderr.startswith(f"opbridge: opbridge {command[0]} needs PyTorch") and INSTALL_HINT in out.stderr
     assert "Traceback" not in out.stderr
 
 
-def test_check_tests_pass_without_torch(tmp_path):
+def test_check_tests_pass_without_torch(run_deploy):
     """tests/python/test_check.py (opbridge check on mmcv, mmdeploy and opbridge files, its command
     line) needs no torch either: run it with the deploy environment's pytest."""
     out = run_deploy(["-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "tests/python/test_check.py")],
-                     tmp_path, check=False)
+                     check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     assert " passed" in out.stdout.splitlines()[-1] and "failed" not in out.stdout.splitlines()[-1]

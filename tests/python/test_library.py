@@ -16,6 +16,7 @@ import torch
 import torchvision
 
 import opbridge
+from conftest import cmake_env
 from graphs import one_node_model, run
 from opbridge import manifest
 
@@ -76,10 +77,8 @@ def test_unknown_op_in_a_known_domain_is_reported_by_ort():
         opbridge.create_session(model)
 
 
-def _compile_example(tmp_path: Path, linked: bool) -> Path:
-    compiler = shutil.which("g++")
-    if compiler is None:
-        pytest.fail("g++ is needed to build the C++ example (./run.sh setup installs it)")
+def _onnxruntime_link_dir(tmp_path: Path) -> Path:
+    """A folder with libonnxruntime.so for applications to link: the onnxruntime wheel's library."""
     ort_lib_dir = Path(ort.__file__).parent / "capi"
     (ort_lib,) = ort_lib_dir.glob("libonnxruntime.so.*")
     link_dir = tmp_path / "lib"
@@ -87,6 +86,14 @@ def _compile_example(tmp_path: Path, linked: bool) -> Path:
     # The wheel ships libonnxruntime.so.<version> whose SONAME is libonnxruntime.so.1.
     (link_dir / "libonnxruntime.so").symlink_to(ort_lib)
     (link_dir / "libonnxruntime.so.1").symlink_to(ort_lib)
+    return link_dir
+
+
+def _compile_example(tmp_path: Path, linked: bool) -> Path:
+    compiler = shutil.which("g++")
+    if compiler is None:
+        pytest.fail("g++ is needed to build the C++ example (./run.sh setup installs it)")
+    link_dir = _onnxruntime_link_dir(tmp_path)
     exe = tmp_path / ("example_linked" if linked else "example")
     cmd = [compiler, "-std=c++17", "-O1", str(REPO / "examples/cpp/roi_align_example.cc"), "-o", str(exe),
            f"-I{build_setting('ORT_INCLUDE_DIR')}", f"-I{REPO / 'include'}", f"-L{link_dir}", "-lonnxruntime",
@@ -103,17 +110,52 @@ def test_cpp_application(tmp_path, linked):
     """A C++ program built against the ORT 1.21 headers and the onnxruntime 1.30 runtime runs an
     opbridge model, loading the library by path or calling RegisterCustomOps itself."""
     exe = _compile_example(tmp_path, linked)
+    _check_example(exe, tmp_path, "--linked" if linked else opbridge.library_path())
+
+
+def _check_example(exe: Path, tmp_path: Path, library_argument: str) -> None:
+    """Runs the example on a one-node mmcv RoIAlign model; its output must be torchvision's."""
     model = one_node_model("mmcv::MMCVRoiAlign", dict(output_height=2, output_width=2, spatial_scale=1.0,
                                                       sampling_ratio=2, mode="avg", aligned=1), ["input", "rois"], ["output"])
     model_path = tmp_path / "roi_align.onnx"
     model_path.write_bytes(model.SerializeToString())
-    out = subprocess.run([str(exe), str(model_path), "--linked" if linked else opbridge.library_path()],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([str(exe), str(model_path), library_argument], check=True, capture_output=True,
+                         text=True).stdout
     values = np.array([float(v) for v in out.split()], np.float32)
     x = torch.arange(16, dtype=torch.float32).reshape(1, 1, 4, 4)
     rois = torch.tensor([[0.0, 0.5, 0.5, 3.0, 2.5]])
     expected = torchvision.ops.roi_align(x, rois, 2, 1.0, 2, True).flatten().numpy()
     np.testing.assert_allclose(values, expected, rtol=1e-5)
+
+
+def test_cmake_package_builds_the_example(cmake_build, tmp_path):
+    """`cmake --install` gives the library, its header and a CMake package; the example's own CMake
+    project (examples/cpp) finds it with find_package(opbridge), links opbridge::opbridge_ort and runs,
+    calling RegisterCustomOps itself and loading the installed library by path."""
+    env = cmake_env()
+    # The wheel test may have reconfigured the shared build for its own layout: back to a C++ user's.
+    subprocess.run(["cmake", "-S", str(REPO), "-B", str(cmake_build), "-DOPBRIDGE_INSTALL_LIBDIR=lib"], check=True,
+                   env=env, stdout=subprocess.DEVNULL)
+    prefix = tmp_path / "prefix"
+    subprocess.run(["cmake", "--install", str(cmake_build), "--prefix", str(prefix)], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    installed = sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*") if p.is_file())
+    assert installed == ["include/opbridge/opbridge_ort.h", "lib/cmake/opbridge/opbridgeConfig.cmake",
+                         "lib/cmake/opbridge/opbridgeConfigVersion.cmake", "lib/cmake/opbridge/opbridgeTargets-release.cmake",
+                         "lib/cmake/opbridge/opbridgeTargets.cmake", "lib/libopbridge_ort.so"]
+
+    example = tmp_path / "example-build"
+    ort_root = re.search(r"^ONNXRUNTIME_ROOT:PATH=(.*)$", (cmake_build / "CMakeCache.txt").read_text(), re.M).group(1)
+    subprocess.run(["cmake", "-S", str(REPO / "examples/cpp"), "-B", str(example), "-G", "Ninja",
+                    f"-DCMAKE_PREFIX_PATH={prefix}", f"-DONNXRUNTIME_ROOT={ort_root}",
+                    f"-DONNXRUNTIME_LIBRARY={_onnxruntime_link_dir(tmp_path) / 'libonnxruntime.so'}"],
+                   check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(["cmake", "--build", str(example)], check=True, env=env, stdout=subprocess.DEVNULL)
+    exe = example / "roi_align_example"
+    dynamic = subprocess.run(["readelf", "-d", str(exe)], check=True, capture_output=True, text=True).stdout
+    assert "[libopbridge_ort.so]" in dynamic and str(prefix / "lib") in dynamic  # the installed library
+    _check_example(exe, tmp_path, "--linked")
+    _check_example(exe, tmp_path, str(prefix / "lib" / "libopbridge_ort.so"))
 
 
 def test_library_path_override(monkeypatch, tmp_path):
