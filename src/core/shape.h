@@ -18,6 +18,16 @@ inline std::string ShapeToString(const Shape& shape) {
   return os.str();
 }
 
+// The element count of a shape whose dims are >= 0, or false when it overflows int64.
+inline bool CheckedNumElements(const Shape& shape, int64_t* count) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return false;
+  }
+  *count = n;
+  return true;
+}
+
 inline int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;

@@ -43,7 +43,10 @@ class CustomOp : public OrtCustomOp {
     GetName = &NameOf;
     GetExecutionProviderType = &ExecutionProvider;
     GetInputTypeCount = [](const OrtCustomOp*) { return Glue::Schema().inputs.size(); };
-    GetInputType = [](const OrtCustomOp*, size_t i) { return Glue::Schema().inputs[i].type; };
+    // Every input is declared as "any type": the op checks dtypes itself (CheckInputTypes, at
+    // session creation and at run time), so that a wrong dtype gets an error naming the op, the
+    // input and the dtype it takes, where ORT's own check names none of them.
+    GetInputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; };
     GetOutputTypeCount = [](const OrtCustomOp*) { return Glue::Schema().outputs.size(); };
     GetOutputType = [](const OrtCustomOp*, size_t i) { return Glue::Schema().outputs[i].type; };
     GetInputCharacteristic = [](const OrtCustomOp*, size_t i) {
@@ -86,7 +89,8 @@ class CustomOp : public OrtCustomOp {
                                        const OrtKernelInfo* info, void** kernel) noexcept {
     try {
       auto k = std::make_unique<Kernel>(Kernel{api, Self(op), nullptr});
-      Status status = Glue::Create(*api, info, &k->glue);
+      Status status = CheckInputTypes(*api, info, Glue::Schema());
+      if (status.ok()) status = Glue::Create(*api, info, &k->glue);
       if (!status.ok()) return ToOrtStatus(*api, Self(op)->identity_, status);
       *kernel = k.release();
       return nullptr;
@@ -100,7 +104,8 @@ class CustomOp : public OrtCustomOp {
   static OrtStatusPtr ComputeImpl(void* kernel, OrtKernelContext* ctx) noexcept {
     auto* k = static_cast<Kernel*>(kernel);
     try {
-      Status status = k->glue->Compute(*k->api, ctx);
+      Status status = CheckInputTypes(*k->api, ctx, Glue::Schema());
+      if (status.ok()) status = k->glue->Compute(*k->api, ctx);
       return status.ok() ? nullptr : ToOrtStatus(*k->api, k->op->identity_, status);
     } catch (const std::bad_alloc&) {
       return ToOrtStatus(*k->api, k->op->identity_, Status::Error("out of memory"));

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <sstream>
+#include <type_traits>
 
 #include "ort/op_adapter.h"
 
@@ -61,6 +62,17 @@ Status AttrReader::Find(const char* name, AttrKind kind, const AttrSpec** spec) 
                        ") is not in the op's schema");
 }
 
+// ORT's list getters do not check the attribute's kind: asked for ints, a list of floats (or a
+// single int) reads as a list of 0 ints, and the other way round. So a list's kind is the one
+// that reads with elements, and single values are tried first.
+size_t AttrReader::ListSize(const char* name, AttrKind kind) const {
+  size_t size = 0;
+  OrtStatus* status = kind == AttrKind::kInts
+                          ? api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size)
+                          : api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size);
+  return Succeeds(api_, status) ? size : 0;
+}
+
 std::string AttrReader::DescribeOtherKind(const char* name) const {
   std::ostringstream os;
   int64_t i = 0;
@@ -72,10 +84,12 @@ std::string AttrReader::DescribeOtherKind(const char* name) const {
     os << "a float (" << f << ")";
   } else if (Succeeds(api_, api_.KernelInfoGetAttribute_string(info_, name, nullptr, &size))) {
     os << "a string";
+  } else if (const size_t ints = ListSize(name, AttrKind::kInts); ints > 0) {
+    os << "a list of " << ints << " ints";
+  } else if (const size_t floats = ListSize(name, AttrKind::kFloats); floats > 0) {
+    os << "a list of " << floats << " floats";
   } else if (Succeeds(api_, api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size))) {
-    os << "a list of " << size << " ints";
-  } else if (Succeeds(api_, api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size))) {
-    os << "a list of " << size << " floats";
+    os << "an empty list or a list of another kind";
   }
   return os.str();  // empty: the node has no such attribute
 }
@@ -138,48 +152,51 @@ Status AttrReader::String(const char* name, std::string* value) const {
 Status AttrReader::Ints(const char* name, std::vector<int64_t>* value) const {
   const AttrSpec* spec = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Find(name, AttrKind::kInts, &spec));
-  size_t size = 0;
-  if (Succeeds(api_, api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size))) {
-    value->assign(size, 0);
-    if (size > 0) {
-      OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
-          api_, api_.KernelInfoGetAttributeArray_int64(info_, name, value->data(), &size)));
-    }
-    return Status::Ok();
-  }
+  // A single int is a list of one (mmcv's functional API writes stride=1 as an int).
   int64_t single = 0;
   if (Succeeds(api_, api_.KernelInfoGetAttribute_int64(info_, name, &single))) {
     *value = {single};
     return Status::Ok();
   }
-  const std::string other = DescribeOtherKind(name);
-  if (!other.empty()) return Status::Error("attribute '", name, "' must be a list of ints, got ", other);
-  if (spec->required) return Status::Error("required attribute '", name, "' (a list of ints) is missing");
-  *value = spec->ints_default;
-  return Status::Ok();
+  return List(name, AttrKind::kInts, spec, value);
 }
 
 Status AttrReader::Floats(const char* name, std::vector<float>* value) const {
   const AttrSpec* spec = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Find(name, AttrKind::kFloats, &spec));
-  size_t size = 0;
-  if (Succeeds(api_, api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size))) {
-    value->assign(size, 0.0f);
-    if (size > 0) {
-      OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
-          api_, api_.KernelInfoGetAttributeArray_float(info_, name, value->data(), &size)));
-    }
-    return Status::Ok();
-  }
   float single = 0.0f;
   if (Succeeds(api_, api_.KernelInfoGetAttribute_float(info_, name, &single))) {
     *value = {single};
     return Status::Ok();
   }
+  return List(name, AttrKind::kFloats, spec, value);
+}
+
+template <class T>
+Status AttrReader::List(const char* name, AttrKind kind, const AttrSpec* spec, std::vector<T>* value) const {
+  const AttrKind other_kind = kind == AttrKind::kInts ? AttrKind::kFloats : AttrKind::kInts;
+  size_t size = 0;
+  OrtStatus* status = kind == AttrKind::kInts
+                          ? api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size)
+                          : api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size);
+  // Read as this kind with no elements, but with elements as the other kind: the wrong kind.
+  if (Succeeds(api_, status) && (size > 0 || ListSize(name, other_kind) == 0)) {
+    value->assign(size, T{});
+    if (size == 0) return Status::Ok();
+    if constexpr (std::is_same_v<T, int64_t>) {
+      return FromOrtStatus(api_, api_.KernelInfoGetAttributeArray_int64(info_, name, value->data(), &size));
+    } else {
+      return FromOrtStatus(api_, api_.KernelInfoGetAttributeArray_float(info_, name, value->data(), &size));
+    }
+  }
   const std::string other = DescribeOtherKind(name);
-  if (!other.empty()) return Status::Error("attribute '", name, "' must be a list of floats, got ", other);
-  if (spec->required) return Status::Error("required attribute '", name, "' (a list of floats) is missing");
-  *value = spec->floats_default;
+  if (!other.empty()) return Status::Error("attribute '", name, "' must be ", KindName(kind), ", got ", other);
+  if (spec->required) return Status::Error("required attribute '", name, "' (", KindName(kind), ") is missing");
+  if constexpr (std::is_same_v<T, int64_t>) {
+    *value = spec->ints_default;
+  } else {
+    *value = spec->floats_default;
+  }
   return Status::Ok();
 }
 
@@ -212,8 +229,91 @@ Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTen
   return Status::Ok();
 }
 
+const char* DtypeName(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return "uint8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return "int8";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16: return "uint16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16: return "int16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING: return "string";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return "bool";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return "float16";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return "float64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32: return "uint32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64: return "uint64";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return "bfloat16";
+    default: return "a non-numeric or unusual type";
+  }
+}
+
+const TensorSpec& InputSpec(const OpSchema& schema, size_t index) {
+  return index < schema.inputs.size() ? schema.inputs[index] : schema.inputs.back();
+}
+
+Status CheckInputType(const OpSchema& schema, size_t index, ONNXTensorElementDataType type) {
+  const TensorSpec& spec = InputSpec(schema, index);
+  if (type == spec.type) return Status::Ok();
+  if (spec.variadic) {
+    return Status::Error("input '", spec.name, "' (input ", index, ") has dtype ", DtypeName(type),
+                         "; the op takes ", DtypeName(spec.type));
+  }
+  return Status::Error("input '", spec.name, "' has dtype ", DtypeName(type), "; the op takes ",
+                       DtypeName(spec.type));
+}
+
+Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema& schema) {
+  size_t count = 0;
+  OPBRIDGE_RETURN_IF_ERROR(InputCount(api, ctx, &count));
+  for (size_t i = 0; i < count; ++i) {
+    const OrtValue* value = nullptr;
+    OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetInput(ctx, i, &value)));
+    if (value == nullptr) continue;  // an absent optional input
+    OrtTensorTypeAndShapeInfo* info = nullptr;
+    OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.GetTensorTypeAndShape(value, &info)));
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    Status status = FromOrtStatus(api, api.GetTensorElementType(info, &type));
+    api.ReleaseTensorTypeAndShapeInfo(info);
+    OPBRIDGE_RETURN_IF_ERROR(status);
+    OPBRIDGE_RETURN_IF_ERROR(CheckInputType(schema, i, type));
+  }
+  return Status::Ok();
+}
+
+Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema) {
+  size_t count = 0;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelInfo_GetInputCount(info, &count)));
+  for (size_t i = 0; i < count; ++i) {
+    OrtTypeInfo* type_info = nullptr;
+    // An absent optional input has no type: nothing to check.
+    if (!Succeeds(api, api.KernelInfo_GetInputTypeInfo(info, i, &type_info)) || type_info == nullptr) continue;
+    const OrtTensorTypeAndShapeInfo* tensor_info = nullptr;  // owned by type_info
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    const bool known = Succeeds(api, api.CastTypeInfoToTensorInfo(type_info, &tensor_info)) &&
+                       tensor_info != nullptr && Succeeds(api, api.GetTensorElementType(tensor_info, &type));
+    api.ReleaseTypeInfo(type_info);
+    if (!known) {
+      return Status::Error("input '", InputSpec(schema, i).name, "' must be a tensor of ",
+                           DtypeName(InputSpec(schema, i).type));
+    }
+    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) continue;
+    OPBRIDGE_RETURN_IF_ERROR(CheckInputType(schema, i, type));
+  }
+  return Status::Ok();
+}
+
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
                       void** data) {
+  // The ops compute output shapes from attributes and input shapes, which can be anything: a
+  // shape whose byte size does not fit in memory's address range is an error here rather than
+  // an overflow in ORT's size arithmetic. (8 bytes: the widest element type the ops write.)
+  int64_t count = 0;
+  if (!CheckedNumElements(shape, &count) || count > (int64_t{1} << 60)) {
+    return Status::Error("output ", index, " would have shape ", ShapeToString(shape),
+                         ", more elements than memory can hold");
+  }
   OrtValue* value = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
       api, api.KernelContext_GetOutput(ctx, index, shape.data(), shape.size(), &value)));

@@ -75,6 +75,11 @@ class AttrReader {
 
  private:
   Status Find(const char* name, AttrKind kind, const AttrSpec** spec) const;
+  // Reads a list attribute of kind kInts (T = int64_t) or kFloats (T = float).
+  template <class T>
+  Status List(const char* name, AttrKind kind, const AttrSpec* spec, std::vector<T>* value) const;
+  // Elements of `name` read as a list of this kind (0 when it does not read as one).
+  size_t ListSize(const char* name, AttrKind kind) const;
   // Describes what the node holds under `name` when it is not of the expected kind.
   std::string DescribeOtherKind(const char* name) const;
   const OrtApi& api_;
@@ -93,6 +98,19 @@ struct InputTensor {
 };
 
 Status GetInput(const OrtApi& api, OrtKernelContext* ctx, size_t index, InputTensor* tensor);
+// "float32", "int64", ... (ONNX's element type names as numpy spells them).
+const char* DtypeName(ONNXTensorElementDataType type);
+// The schema's spec for input `index` (inputs past the last one belong to a variadic last input).
+const TensorSpec& InputSpec(const OpSchema& schema, size_t index);
+// Whether an input of element type `type` is what the schema declares for input `index`; the
+// error names the input and the dtype it takes. Run-time (Compute) and session-time (shape
+// creation) checks share it: the library declares its inputs to ORT as "any type", so that a
+// wrong dtype is reported by the op with its identity instead of by ORT's generic type check.
+Status CheckInputType(const OpSchema& schema, size_t index, ONNXTensorElementDataType type);
+// CheckInputType for every input of a Compute call, and for every input of a node when its
+// kernel is created (at session creation: ORT ignores errors from shape inference).
+Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema& schema);
+Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema);
 // The number of inputs the node has (with variadic inputs, more than the schema lists).
 Status InputCount(const OrtApi& api, OrtKernelContext* ctx, size_t* count);
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,

@@ -10,7 +10,7 @@ import opbridge
 
 ELEM = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int64"): TensorProto.INT64}
 ONNX_TYPES = {"float32": TensorProto.FLOAT, "int64": TensorProto.INT64, "int32": TensorProto.INT32,
-              "float64": TensorProto.DOUBLE}
+              "float64": TensorProto.DOUBLE, "float16": TensorProto.FLOAT16}
 
 
 def one_node_model(
