@@ -9,6 +9,12 @@ Status CheckRoiAlignParams(const RoiAlignParams& p) {
     return Status::Error("output_height and output_width must be >= 1, got ", p.output_height,
                          " and ", p.output_width);
   }
+  if (p.output_height > kRoiAlignMaxAxisSamples || p.output_width > kRoiAlignMaxAxisSamples ||
+      p.output_height * p.output_width > kRoiAlignMaxRoiSamples) {
+    return Status::Error("output_height and output_width must be <= 2^20 each and their product <= 2^31 ",
+                         "(every bin takes at least one sample per axis), got ", p.output_height, " and ",
+                         p.output_width);
+  }
   if (!std::isfinite(p.spatial_scale) || p.spatial_scale <= 0.0f) {
     return Status::Error("spatial_scale must be a finite number > 0, got ", p.spatial_scale);
   }

@@ -23,9 +23,13 @@ struct RoiAlignParams {
 };
 
 // The most sample rows (output_height * grid_h) or columns (output_width * grid_w) one RoI may
-// take. More only come from absurd boxes (an adaptive grid over a million pixels) and would run
-// for hours; they are an error instead.
+// take, and the most samples (rows x columns). More only come from absurd boxes (an adaptive
+// grid over a million pixels) or sampling ratios, and would run for hours; they are an error
+// instead. The output size is bounded by the same limits (each bin takes at least one sample
+// row and column), so a huge output_height or output_width is refused at session creation,
+// before any output is allocated.
 constexpr int64_t kRoiAlignMaxAxisSamples = int64_t{1} << 20;
+constexpr int64_t kRoiAlignMaxRoiSamples = int64_t{1} << 31;
 
 // Attribute rules, checked once when the session is created.
 Status CheckRoiAlignParams(const RoiAlignParams& params);

@@ -227,3 +227,84 @@ def test_output_shape_is_inferred():
     (output,) = opbridge.create_session(model).get_outputs()  # the graph leaves its type to ORT
     assert output.type == "tensor(float)"
     assert output.shape == ["R", "C", 7, 5]
+
+
+# Regression tests for defects a fuzzer found (issue 11).
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("identity", IDENTITIES)
+@pytest.mark.parametrize("shape", [(1, 1, 0, 5), (1, 1, 3, 0), (1, 1, 0, 0), (1, 1, 0, 2**40), (1, 2, 2**40, 0)])
+def test_empty_feature_map_axis_reads_zero(identity, mode, shape):
+    """A feature map with no rows or no columns has nothing to sample: every RoI pools to 0. (The
+    kernel read index -1 there: 3e-41 for [1, 1, 0, 5], a segfault for [1, 1, 0, 2^40].)"""
+    rois = np.array([[0, 0, 0, 3, 3], [0, -2, -2, 1, 1], [0, 0.5, 0.5, 0.5, 0.5]], np.float32)
+    for aligned in (0, 1):
+        model = roi_model(identity, output_height=2, output_width=3, mode=mode, aligned=aligned, sampling_ratio=2)
+        (out,) = run(model, {"input": np.zeros(shape, np.float32), "rois": rois})
+        assert out.shape == (3, shape[1], 2, 3)
+        np.testing.assert_array_equal(out, 0.0)
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("attrs,box", [
+    (dict(sampling_ratio=65536, output_height=1, output_width=1), [0, 0, 0, 1, 1]),  # 2^32 samples
+    (dict(sampling_ratio=2**20, output_height=1, output_width=1), [0, 0, 0, 1, 1]),  # 2^40 samples
+    (dict(sampling_ratio=0, output_height=1, output_width=1), [0, 0, 0, 1e6, 1e6]),  # adaptive 1e6 x 1e6 grid
+    (dict(sampling_ratio=2**21, output_height=1, output_width=1), [0, 0, 0, 1, 1]),  # 2^21 rows
+])
+def test_sample_budget_per_roi_is_an_error(mode, attrs, box):
+    """At most 2^20 sample rows and columns and 2^31 samples per RoI, in either mode: "max" mode
+    used to bound the axes only, so one RoI could take 2^40 samples (hours)."""
+    model = roi_model(mode=mode, **attrs)
+    feeds = {"input": np.ones((1, 1, 2, 2), np.float32), "rois": np.array([box], np.float32)}
+    message = run_error(model, feeds)
+    assert "opbridge::RoiAlign: roi 0 needs a " in message
+    assert "more than 2^20 sample rows or columns or 2^31 samples per roi (output 1x1); pass a smaller positive sampling_ratio" in message
+
+
+def test_largest_sample_budget_runs():
+    """2^15 x 2^15 samples of one bin (2^30, within the budget) run and average the constant map."""
+    model = roi_model(mode="avg", sampling_ratio=2**15, output_height=1, output_width=1)
+    (out,) = run(model, {"input": np.full((1, 1, 2, 2), 3.0, np.float32), "rois": np.array([[0, 0, 0, 1, 1]], np.float32)})
+    np.testing.assert_allclose(out, 3.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("attrs,got", [
+    (dict(output_height=1, output_width=2**32 + 1), "1 and 4294967297"),
+    (dict(output_height=2**20 + 1, output_width=1), "1048577 and 1"),
+    (dict(output_height=2**16, output_width=2**16), "65536 and 65536"),
+])
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_huge_output_size_fails_at_session_creation(identity, attrs, got):
+    """Refused before any output is allocated (output_width 2^32 + 1 made ORT reserve 16 GB and
+    then fail on the sample limit)."""
+    message = session_error(roi_model(identity, **attrs))
+    assert (f"{identity}: output_height and output_width must be <= 2^20 each and their product <= 2^31 "
+            f"(every bin takes at least one sample per axis), got {got}") in message
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+def test_far_inverted_box_has_no_samples(mode):
+    """An aligned, adaptive box whose side is -1e30 has a grid of ceil(-1e30 / out) <= 0 samples
+    and pools to 0 (the float was converted to int64 out of range: undefined behaviour)."""
+    rois = np.array([[0, 0, 0, -1e30, -1e30], [0, 1e30, 1e30, 0, 0], [0, 0, 0, -1e30, 2]], np.float32)
+    (out,) = run(roi_model(mode=mode, output_height=2, output_width=2), {"input": np.ones((1, 1, 4, 4), np.float32), "rois": rois})
+    np.testing.assert_array_equal(out, 0.0)
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+@pytest.mark.parametrize("name,dtype", [("input", np.float64), ("input", np.float16), ("rois", np.int64), ("rois", np.float64)])
+def test_wrong_input_dtype_names_op_input_and_dtype(identity, name, dtype):
+    """ORT's own type check named neither the domain nor the dtype the op takes."""
+    onnx_types = {np.float64: "float64", np.float16: "float16", np.int64: "int64"}
+    model = one_node_model(identity, dict(output_height=2, output_width=2), ["input", "rois"], ["output"],
+                           input_types={name: onnx_types[dtype]})
+    message = session_error(model)
+    assert f"{identity}: input '{name}' has dtype {onnx_types[dtype]}; the op takes float32" in message
+
+
+@pytest.mark.parametrize("value,got", [([1.0, 2.0], "a list of 2 floats"), ([3, 4], "a list of 2 ints"), ("x", "a string")])
+def test_attribute_of_the_wrong_kind_says_what_it_is(value, got):
+    """floats where an int is expected were reported as "a list of 0 ints"."""
+    message = session_error(roi_model(output_width=value))
+    assert f"opbridge::RoiAlign: attribute 'output_width' must be an int, got {got}" in message

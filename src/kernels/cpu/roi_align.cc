@@ -35,7 +35,9 @@ struct AxisTap {
 };
 
 AxisTap MakeAxisTap(float v, int64_t size) {
-  if (v < -1.0f || v > static_cast<float>(size)) return {0, 0, 0.f, 0.f, false};
+  // An empty axis has no pixel to read: every sample is outside and reads 0 (torchvision and
+  // mmcv read index -1 there).
+  if (size == 0 || v < -1.0f || v > static_cast<float>(size)) return {0, 0, 0.f, 0.f, false};
   if (v <= 0) v = 0;
   int64_t low = static_cast<int64_t>(v), high;
   if (low >= size - 1) {
@@ -78,11 +80,12 @@ RoiGeometry MakeGeometry(const RoiAlignParams& p, const float* roi) {
     g.grid_h = g.grid_w = p.sampling_ratio;
   } else {
     // ceil(roi / out) like torchvision; an empty or inverted aligned RoI gives a grid <= 0,
-    // which takes no samples. Clamped before the integer conversion so that huge boxes cannot
-    // overflow (they are rejected by the axis-sample limit).
+    // which takes no samples (as 0 does: the count only divides zeros then). Clamped to
+    // [0, limit] before the integer conversion, which is undefined outside int64's range:
+    // huge boxes are rejected by the sample limits.
     const float limit = static_cast<float>(kRoiAlignMaxAxisSamples) + 1.0f;
-    g.grid_h = static_cast<int64_t>(std::min(std::ceil(roi_h / p.output_height), limit));
-    g.grid_w = static_cast<int64_t>(std::min(std::ceil(roi_w / p.output_width), limit));
+    g.grid_h = static_cast<int64_t>(std::clamp(std::ceil(roi_h / p.output_height), 0.0f, limit));
+    g.grid_w = static_cast<int64_t>(std::clamp(std::ceil(roi_w / p.output_width), 0.0f, limit));
   }
   return g;
 }
@@ -248,13 +251,15 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
   const int64_t plane = height * width;
   const int64_t bins = out_h * out_w;
 
-  // Reject absurd grids before starting any work.
+  // Reject absurd grids before starting any work: per RoI, at most 2^20 sample rows and
+  // columns, and 2^31 samples ("max" interpolates every one of them).
   for (int64_t r = 0; r < num_rois; ++r) {
     const RoiGeometry g = MakeGeometry(p, rois + r * 5);
-    if (g.grid_h > kRoiAlignMaxAxisSamples / out_h || g.grid_w > kRoiAlignMaxAxisSamples / out_w) {
-      return Status::Error("roi ", r, " needs a ", g.grid_h, "x", g.grid_w,
-                           " sampling grid per bin, more than ", kRoiAlignMaxAxisSamples,
-                           " sample rows or columns per roi; pass a smaller positive sampling_ratio");
+    const bool axis_ok = g.grid_h <= kRoiAlignMaxAxisSamples / out_h && g.grid_w <= kRoiAlignMaxAxisSamples / out_w;
+    if (!axis_ok || (out_h * g.grid_h) * (out_w * g.grid_w) > kRoiAlignMaxRoiSamples) {
+      return Status::Error("roi ", r, " needs a ", g.grid_h, "x", g.grid_w, " sampling grid per bin, ",
+                           "more than 2^20 sample rows or columns or 2^31 samples per roi (output ", out_h,
+                           "x", out_w, "); pass a smaller positive sampling_ratio");
     }
   }
 
