@@ -143,3 +143,29 @@ def test_output_shape_is_inferred():
                            input_shapes={"input": ["N", 3, "H", "W"], "grid": ["N", 20, "Wo", 2]})
     (output,) = opbridge.create_session(model).get_outputs()
     assert output.shape == ["N", 3, 20, "Wo"]
+
+
+@pytest.mark.parametrize("mode,padding,align_corners", [
+    (0, 0, 1), (0, 1, 1), (0, 2, 1), (0, 0, 0), (0, 1, 0), (1, 1, 1), (1, 0, 0), (2, 1, 1), (2, 0, 0),
+])
+def test_width_beyond_float_precision_stays_in_bounds(mode, padding, align_corners):
+    """Width 2^24 + 4: W - 1 rounds up to W in float32, and the bound check in float let the
+    right edge read one element past the input (issue 11). Follows PyTorch, which makes the same
+    float rounding and checks bounds on integers, except where PyTorch itself reads past the input
+    (border and reflection padding clamp to float(W - 1) = W): opbridge clamps to the largest
+    float <= W - 1, a pixel at the right edge."""
+    width = 2**24 + 4
+    # The input is a view of a buffer whose next element is a sentinel: a read past the end shows.
+    buffer = np.append(np.linspace(1.0, 2.0, width, dtype=np.float32), np.float32(1000.0))
+    x = buffer[:width].reshape(1, 1, 1, width)
+    assert x.flags.c_contiguous and not x.flags.owndata
+    gx = np.array([1.0, 1.0 - 2.0**-23, 1.0 - 2.0**-22, 0.999, 0.5, -1.0, 1.0 + 2.0**-23], np.float32)
+    grid = np.stack([gx, np.zeros_like(gx)], axis=-1).reshape(1, 1, -1, 2)
+    (actual,) = run(grid_model(interpolation_mode=mode, padding_mode=padding, align_corners=align_corners),
+                    {"input": x, "grid": grid})
+    expected = torch_grid_sample(x, grid, MODES[mode], PADDINGS[padding], align_corners, torch.float32)
+    torch_read_past_the_end = expected == 1000.0
+    # (the clamped padding modes, except bicubic without align_corners, whose taps stay below W)
+    assert torch_read_past_the_end.any() == (padding != 0 and (mode != 2 or align_corners == 1))
+    expected[torch_read_past_the_end] = x[0, 0, 0, -1]  # the edge: 2.0 (its neighbours differ by 6e-8)
+    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=0)

@@ -43,10 +43,23 @@ float Unnormalize(float coord, int64_t size, bool align_corners) {
                        : (coord + 1.0f) * (static_cast<float>(size) / 2.0f) - 0.5f;
 }
 
-// Clamps to [0, size - 1]; NaN becomes 0, as in ATen.
+// The integer value of a whole-number coordinate v when it lies in [low, size) (low is -1 or 0),
+// else false (NaN too). The comparison with size is made on integers: float(size) rounds once
+// size exceeds 2^24, and a float bound then lets an index one past the end through.
+inline bool WholeIndex(float v, int64_t low, int64_t size, int64_t* index) {
+  if (!(v >= static_cast<float>(low) && v < 2147483648.0f)) return false;  // also keeps the cast defined
+  *index = static_cast<int64_t>(v);
+  return *index < size;
+}
+
+// Clamps to [0, size - 1]; NaN becomes 0, as in ATen. The upper bound is the largest float
+// <= size - 1: float(size - 1) rounds up for some sizes above 2^24, and ATen's clamp to it then
+// reads one element past the input (border and reflection padding); opbridge does not.
 float ClipCoordinate(float in, int64_t size) {
   if (std::isnan(in)) return 0.0f;
-  return std::min(static_cast<float>(size - 1), std::max(in, 0.0f));
+  float last = static_cast<float>(size - 1);
+  if (static_cast<int64_t>(last) > size - 1) last = std::nextafter(last, 0.0f);
+  return std::min(last, std::max(in, 0.0f));
 }
 
 // Reflects about the borders (pixel centres 0 and size - 1 with align_corners, else the outer
@@ -107,14 +120,11 @@ void BilinearTaps(const Geometry& g, float gx, float gy, int32_t offs[4], float 
   w[2] = north * east;
   w[3] = north * west;
   for (int k = 0; k < 4; ++k) offs[k] = -1;
-  // Only corners with x0 in [-1, W-1] and y0 in [-1, H-1] can touch the input. Checking in
-  // float first also keeps NaN and huge coordinates away from the (undefined) integer cast;
-  // their weights stay NaN or finite as ATen computes them, and all their taps read 0.
-  if (!(fx >= -1.0f && fx <= static_cast<float>(g.in_w - 1) && fy >= -1.0f &&
-        fy <= static_cast<float>(g.in_h - 1))) {
-    return;
-  }
-  const int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
+  // Only corners with x0 in [-1, W-1] and y0 in [-1, H-1] can touch the input. NaN and huge
+  // coordinates never reach the integer cast; their weights stay NaN or finite as ATen computes
+  // them, and all their taps read 0.
+  int64_t x0 = 0, y0 = 0;
+  if (!WholeIndex(fx, -1, g.in_w, &x0) || !WholeIndex(fy, -1, g.in_h, &y0)) return;
   const bool west_in = x0 >= 0, east_in = x0 + 1 < g.in_w;
   const bool north_in = y0 >= 0, south_in = y0 + 1 < g.in_h;
   const int32_t base = static_cast<int32_t>(y0 * g.in_w + x0);
@@ -136,11 +146,9 @@ int32_t NearestTap(const Geometry& g, float gx, float gy) {
                                  g.p.align_corners);
   // nearbyint rounds half to even under the default rounding mode, like ATen's CPU kernel.
   const float rx = std::nearbyint(ix), ry = std::nearbyint(iy);
-  if (!(rx >= 0.0f && rx < static_cast<float>(g.in_w) && ry >= 0.0f &&
-        ry < static_cast<float>(g.in_h))) {
-    return -1;
-  }
-  return static_cast<int32_t>(static_cast<int64_t>(ry) * g.in_w + static_cast<int64_t>(rx));
+  int64_t x = 0, y = 0;
+  if (!WholeIndex(rx, 0, g.in_w, &x) || !WholeIndex(ry, 0, g.in_h, &y)) return -1;
+  return static_cast<int32_t>(y * g.in_w + x);
 }
 
 // Bicubic taps of one grid point: 4 column offsets, 4 row offsets (-1 when outside) and the
@@ -158,11 +166,9 @@ void BicubicTaps(const Geometry& g, float gx, float gy, int32_t cols[4], int32_t
     if (!finite) continue;
     const float cx = PadCoordinate(fx - 1.0f + k, g.in_w, g.p.padding, g.p.align_corners);
     const float cy = PadCoordinate(fy - 1.0f + k, g.in_h, g.p.padding, g.p.align_corners);
-    // Coordinates far outside cannot be converted to int64 safely; they are outside anyway.
-    if (cx >= 0.0f && cx < static_cast<float>(g.in_w)) cols[k] = static_cast<int32_t>(cx);
-    if (cy >= 0.0f && cy < static_cast<float>(g.in_h)) {
-      rows[k] = static_cast<int32_t>(static_cast<int64_t>(cy) * g.in_w);
-    }
+    int64_t x = 0, y = 0;
+    if (WholeIndex(cx, 0, g.in_w, &x)) cols[k] = static_cast<int32_t>(x);
+    if (WholeIndex(cy, 0, g.in_h, &y)) rows[k] = static_cast<int32_t>(y * g.in_w);
   }
 }
 
