@@ -66,7 +66,7 @@ Status CheckDeformConvShapes(const DeformConvParams& p, const DeformConvShapes& 
   if (c_out % p.groups != 0) {
     return Status::Error("output channels ", c_out, " (weight.shape[0]) must be divisible by groups ", p.groups);
   }
-  if (w[1] * p.groups != c) {
+  if (w[1] != c / p.groups) {  // (c is divisible by groups; w[1] * groups could overflow)
     return Status::Error("input channels ", c, " must equal weight.shape[1] * groups = ", w[1], " * ",
                          p.groups, " (input ", ShapeToString(x), ", weight ", ShapeToString(w), ")");
   }
@@ -74,22 +74,39 @@ Status CheckDeformConvShapes(const DeformConvParams& p, const DeformConvShapes& 
     return Status::Error("input channels ", c, " must be divisible by deform_groups ", p.deform_groups);
   }
   if (kh < 1 || kw < 1) return Status::Error("kernel size must be >= 1, got weight shape ", ShapeToString(w));
-  const int64_t out_h = (h + 2 * p.pad_h - p.dilation_h * (kh - 1) - 1) / p.stride_h + 1;
-  const int64_t out_w = (wd + 2 * p.pad_w - p.dilation_w * (kw - 1) - 1) / p.stride_w + 1;
-  if (h + 2 * p.pad_h - p.dilation_h * (kh - 1) - 1 < 0 || wd + 2 * p.pad_w - p.dilation_w * (kw - 1) - 1 < 0 ||
-      out_h <= 0 || out_w <= 0) {
-    return Status::Error("output size must be > 0, got ", out_h, "x", out_w, " from input ",
-                         ShapeToString(x), ", kernel ", kh, "x", kw, ", stride (", p.stride_h, ", ",
-                         p.stride_w, "), padding (", p.pad_h, ", ", p.pad_w, "), dilation (",
-                         p.dilation_h, ", ", p.dilation_w, ")");
+  // The kernels compute sample coordinates oy * stride - pad + i * dilation (and likewise for x)
+  // in 32-bit integers. Every such coordinate of an output pixel lies in [-pad, size + pad), so
+  // size + 2 * pad < 2^31 keeps them exact (and this size arithmetic within int64).
+  const int64_t max_padded = (int64_t{1} << 31) - 1;
+  if (p.pad_h > max_padded / 2 || h > max_padded - 2 * p.pad_h || p.pad_w > max_padded / 2 ||
+      wd > max_padded - 2 * p.pad_w) {
+    return Status::Error("input height and width plus twice the padding must each be < 2^31, got input ",
+                         ShapeToString(x), " and padding (", p.pad_h, ", ", p.pad_w, ")");
   }
-  const Shape offset_expected = {n, 2 * p.deform_groups * kh * kw, out_h, out_w};
+  const int64_t padded_h = h + 2 * p.pad_h, padded_w = wd + 2 * p.pad_w;
+  // The kernel's extent dilation * (k - 1) + 1 must fit in the padded input (division form:
+  // kh and kw of an empty weight tensor may be anything).
+  if (padded_h < 1 || padded_w < 1 || kh - 1 > (padded_h - 1) / p.dilation_h ||
+      kw - 1 > (padded_w - 1) / p.dilation_w) {
+    return Status::Error("output size must be > 0: the kernel ", kh, "x", kw, " with dilation (", p.dilation_h,
+                         ", ", p.dilation_w, ") is larger than the padded input (input ", ShapeToString(x),
+                         ", padding (", p.pad_h, ", ", p.pad_w, "))");
+  }
+  const int64_t out_h = (padded_h - p.dilation_h * (kh - 1) - 1) / p.stride_h + 1;
+  const int64_t out_w = (padded_w - p.dilation_w * (kw - 1) - 1) / p.stride_w + 1;
+  int64_t taps = 0, offset_channels = 0, mask_channels = 0;
+  if (__builtin_mul_overflow(kh, kw, &taps) || __builtin_mul_overflow(p.deform_groups, taps, &mask_channels) ||
+      __builtin_mul_overflow(mask_channels, int64_t{2}, &offset_channels)) {
+    return Status::Error("2 * deform_groups * kh * kw overflows int64 (deform_groups ", p.deform_groups,
+                         ", kernel ", kh, "x", kw, ")");
+  }
+  const Shape offset_expected = {n, offset_channels, out_h, out_w};
   if (s.offset != offset_expected) {
     return Status::Error("offset must have shape [N, 2 * deform_groups * kh * kw, H_out, W_out] = ",
                          ShapeToString(offset_expected), ", got ", ShapeToString(s.offset));
   }
   if (s.mask != nullptr) {
-    const Shape mask_expected = {n, p.deform_groups * kh * kw, out_h, out_w};
+    const Shape mask_expected = {n, mask_channels, out_h, out_w};
     if (*s.mask != mask_expected) {
       return Status::Error("mask must have shape [N, deform_groups * kh * kw, H_out, W_out] = ",
                            ShapeToString(mask_expected), ", got ", ShapeToString(*s.mask));

@@ -196,3 +196,44 @@ def test_output_shape_is_inferred():
                                                      "weight": [16, 8, 3, 3]})
     (output,) = opbridge.create_session(model).get_outputs()
     assert output.shape == ["N", 16, "Ho", "Wo"]
+
+
+@pytest.mark.parametrize("identity", list(LAYOUTS))
+def test_single_int_stride_padding_dilation(identity):
+    """mmcv's functional API writes stride, padding and dilation as plain ints when called with
+    ints (its TensorRT plugin accepts them); they were refused with "stride must have 1 or 2
+    values, got 0"."""
+    modulated = "mask" in LAYOUTS[identity]
+    feeds, attrs = make_case(5, 1, 4, 9, 8, 6, 3, 3, (2, 2), (1, 1), (2, 2), 1, 1, modulated, modulated)
+    (as_lists,) = run(dcn_model(identity, attrs, feeds), feeds)
+    int_attrs = dict(attrs, stride=2, padding=1, dilation=2)
+    (as_ints,) = run(dcn_model(identity, int_attrs, feeds), feeds)
+    np.testing.assert_array_equal(as_ints, as_lists)
+    assert_close(as_ints, torchvision_dcn(feeds, attrs, torch.float64), "float64_reference", "deform_conv")
+
+
+@pytest.mark.parametrize("stride,padding", [(2**32, 2**32), (1, 2**30), (1, 2**62), (2**62, 2**62)])
+def test_padding_beyond_32_bit_coordinates_is_an_error(stride, padding):
+    """Sample coordinates are 32-bit: size + 2 * padding must be < 2^31. Stride and padding 2^32
+    overflowed them silently (a wrong output), and padding 2^62 overflowed the shape rules."""
+    feeds, attrs = make_case(6, 1, 2, 6, 6, 2, 3, 3, (1, 1), (0, 0), (1, 1), 1, 1, False, False)
+    attrs.update(stride=[stride, stride], padding=[padding, padding])
+    out = min((6 + 2 * padding - 3) // stride + 1, 4)  # what the offset would need (kept small)
+    feeds["offset"] = np.zeros((1, 18, out, out), np.float32)
+    message = run_error(dcn_model("opbridge::DeformConv2d", attrs, feeds), feeds)
+    assert ("opbridge::DeformConv2d: input height and width plus twice the padding must each be < 2^31, "
+            f"got input [1, 2, 6, 6] and padding ({padding}, {padding})") in message
+
+
+def test_largest_padding_within_32_bit_coordinates_runs():
+    """Padding (2^31 - 1 - 6) / 2 on a 6 x 6 input with stride 2^29: the output pixels sample the
+    zero border except where they land on the input."""
+    padding = (2**31 - 1 - 6) // 2
+    feeds, attrs = make_case(7, 1, 1, 6, 6, 1, 1, 1, (1, 1), (0, 0), (1, 1), 1, 1, False, False)
+    attrs.update(stride=[2**29, 2**29], padding=[padding, padding])
+    out = (6 + 2 * padding - 1) // 2**29 + 1
+    feeds["offset"] = np.zeros((1, 2, out, out), np.float32)
+    (actual,) = run(dcn_model("opbridge::DeformConv2d", attrs, feeds), feeds)
+    expected = torchvision_dcn(feeds, attrs, torch.float64)
+    assert actual.shape == expected.shape == (1, 1, out, out)
+    assert_close(actual, expected, "float64_reference", "deform_conv")
