@@ -75,5 +75,14 @@ TEST(SoftNms, RejectsBadParamsAndShapes) {
   EXPECT_NE(CheckSoftNmsShapes({3, 4}, {4}).message().find("scores"), std::string::npos);
 }
 
+// The ORT glue places the int64 indices right after the kernel's scratch: for an odd box count
+// (36 bytes a box) they were stored at a misaligned address (undefined behaviour, issue 11).
+TEST(SoftNms, ScratchSizeKeepsWhatFollowsAligned) {
+  for (int64_t n : {0, 1, 2, 3, 5, 7, 1001}) {
+    EXPECT_EQ(cpu::SoftNmsScratchBytes(n) % alignof(int64_t), 0u) << n;
+    EXPECT_GE(cpu::SoftNmsScratchBytes(n), static_cast<size_t>(n) * 36) << n;
+  }
+}
+
 }  // namespace
 }  // namespace opbridge

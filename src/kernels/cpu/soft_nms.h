@@ -9,9 +9,11 @@
 
 namespace opbridge::cpu {
 
-// Bytes of scratch memory SoftNms needs for num_boxes boxes.
+// Bytes of scratch memory SoftNms needs for num_boxes boxes, rounded up to a multiple of 8 so
+// that a caller may place int64 data right after it (36 bytes a box: odd counts end mid-word).
 inline size_t SoftNmsScratchBytes(int64_t num_boxes) {
-  return static_cast<size_t>(num_boxes) * (7 * sizeof(float) + sizeof(int64_t));
+  const size_t bytes = static_cast<size_t>(num_boxes) * (7 * sizeof(float) + sizeof(int64_t));
+  return (bytes + alignof(int64_t) - 1) / alignof(int64_t) * alignof(int64_t);
 }
 
 // boxes: [num_boxes, 4] (x1, y1, x2, y2); scores: [num_boxes]. Writes the kept boxes in
