@@ -185,6 +185,16 @@ def test_bad_attribute_shows_orts_error(tmp_path):
     assert "docs/ops/roi_align.md" in advice
 
 
+def test_declared_input_dtype_the_op_refuses(tmp_path):
+    """A float64 feature map fed to mmcv's RoIAlign: the session fails with the op's own error
+    naming the input and the dtype it takes."""
+    model = mmcv_roi_align()
+    model.graph.input[0].type.tensor_type.elem_type = TensorProto.DOUBLE
+    report = check(save(model, tmp_path / "bad_type.onnx"))
+    assert report.exit_code == check_module.EXIT_SESSION_FAILED == 3
+    assert "mmcv::MMCVRoiAlign: input 'input' has dtype float64; the op takes float32" in report.session_error
+
+
 def test_declared_output_shape_that_inference_contradicts(tmp_path):
     """ORT drops a declared output shape its inference contradicts and runs the model (exit 0);
     the report says which output and both shapes."""
