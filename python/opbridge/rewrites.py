@@ -71,7 +71,13 @@ def _batch_images(self, images: list[torch.Tensor], size_divisible: int = 32) ->
     """GeneralizedRCNNTransform.batch_images with each image padded by F.pad, instead of copied into
     a zero tensor: the copy exports as a ScatterElements over the whole batch (31 ms of Faster
     R-CNN's 1.3 s in ORT at 800 x 800), the padding as a Pad. The values are the same: the image,
-    then zeros up to the batch's size rounded up to a multiple of size_divisible."""
+    then zeros up to the batch's size rounded up to a multiple of size_divisible.
+
+    Under the legacy exporter's tracer this keeps torchvision's own tracing path (which pads with
+    F.pad too): the Python arithmetic below on traced sizes would become constants there, baking
+    the example's padded size into the graph (found by verify's check at other image sizes)."""
+    if torch.jit.is_tracing():
+        return self._onnx_batch_images(images, size_divisible)
     max_size = self.max_by_axis([list(img.shape) for img in images])
     stride = float(size_divisible)
     max_size = list(max_size)
