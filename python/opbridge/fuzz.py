@@ -63,6 +63,8 @@ import multiprocessing.connection
 import os
 import re
 import signal
+import subprocess
+import sys
 import tempfile
 import time
 import zlib
@@ -202,7 +204,7 @@ def make_case(seed: int, identity: str, index: int) -> Case:
     notes = []
     attributes = _attributes(signature.attributes, rng, notes)
     attr_values = {name: value for name, _, value in attributes}
-    symbols = _Symbols(rng, op.kernel, attr_values)
+    symbols = _Symbols(rng, op.kernel, attr_values, signature, notes)
     inputs = []
     for tensor in signature.inputs:
         if tensor.optional and rng.random() < 0.4:
@@ -320,8 +322,10 @@ def _match_scales(attributes, count, rng) -> None:
 class _Symbols:
     """Sizes of the symbols of the manifest's shape texts, drawn once per case so that inputs agree."""
 
-    def __init__(self, rng, kernel: str, attrs: dict):
-        self.rng, self.kernel, self.attrs, self.values = rng, kernel, attrs, {}
+    def __init__(self, rng, kernel: str, attrs: dict, signature=None, notes=None):
+        self.rng, self.kernel, self.attrs, self.values, self.forced = rng, kernel, attrs, {}, {}
+        # Symbols that size an output: huge values of them ask for a huge output, which is legitimate.
+        self.in_outputs = {a for t in signature.outputs for a in _plain_symbols(t.shape)} if signature else set()
         if kernel == "trt_batched_nms" and _small_int(attrs.get("num_classes")):
             self.values["C"] = attrs["num_classes"]
             self.values["L"] = int(rng.choice([1, attrs["num_classes"]]))
@@ -330,8 +334,26 @@ class _Symbols:
             # Channels divisible by both kinds of groups, mostly, so that cases reach the kernel.
             self.values["C"] = math.lcm(groups, deform_groups) * int(rng.integers(1, 3))
             self.values["C_out"] = groups * int(rng.integers(1, 4))
+        if signature and rng.random() < 0.06:
+            self._huge_next_to_zero(signature, notes)
+
+    def _huge_next_to_zero(self, signature, notes) -> None:
+        """One symbol huge and another 0, where every tensor with the huge one also has the 0 one:
+        shapes that agree with each other and have no elements, inputs and outputs, so that any
+        large allocation or work is the op's size arithmetic going wrong (NMSMatch's scores
+        [B, C, 0] with C = 2^32, RoIAlign's input [N, C, 0, 2^40])."""
+        shapes = [set(_plain_symbols(t.shape)) - set(self.attrs) for t in signature.inputs + signature.outputs]
+        names = sorted(set().union(*shapes) - {"kh", "kw", "H_out", "W_out"})  # those are derived
+        pairs = [(h, z) for h in names for z in names if h != z and all(z in s for s in shapes if h in s)]
+        if not pairs:
+            return
+        huge, zero = pairs[int(self.rng.integers(len(pairs)))]
+        self.forced = {huge: HUGE_AXES[int(self.rng.integers(len(HUGE_AXES)))], zero: 0}
+        notes.append(f"{huge} = {self.forced[huge]}, {zero} = 0")
 
     def size(self, name: str, variadic_index: int = 0) -> int:
+        if name in self.forced:
+            return self.forced[name]
         key = f"{name}#{variadic_index}" if name.endswith("_l") else name  # per pyramid level
         if key not in self.values:
             if self.kernel == "deform_conv" and name in ("H_out", "W_out"):
@@ -369,6 +391,12 @@ class _Symbols:
         if isinstance(value, list) and len(value) in (1, 2, 4) and all(_small_int(v) for v in value):
             return value[0] if len(value) == 1 else value[i] if len(value) == 2 else value[2 * i]
         return None
+
+
+def _plain_symbols(shape: str) -> list[str]:
+    """The axes of a shape text that are a bare symbol: N, C, H, W of "[N, C / groups, H, W]"."""
+    axes = [a.strip() for a in shape.strip("[]").split(",")]
+    return [a for a in axes if re.fullmatch(r"[A-Za-z_]\w*", a)]
 
 
 def _small_int(value) -> bool:
@@ -412,10 +440,14 @@ def _input(tensor, name, variadic_index, symbols: _Symbols, rng, notes) -> np.nd
         dims[int(rng.integers(len(dims)))] = 0
         notes.append(f"{name} zero axis")
     elif roll < 0.07 and len(dims) >= 2:
-        zero, huge = rng.choice(len(dims), size=2, replace=False)
-        dims[zero] = 0
-        dims[huge] = HUGE_AXES[int(rng.integers(len(HUGE_AXES)))]
-        notes.append(f"{name} huge axis next to 0")
+        # The huge axis is not one that sizes an output (a huge output can be legitimate).
+        axes = [a.strip() for a in tensor.shape.strip("[]").split(",")]
+        zero = int(rng.integers(len(dims)))
+        candidates = [i for i in range(len(dims)) if i != zero and axes[i] not in symbols.in_outputs]
+        if candidates:
+            dims[zero] = 0
+            dims[candidates[int(rng.integers(len(candidates)))]] = HUGE_AXES[int(rng.integers(len(HUGE_AXES)))]
+            notes.append(f"{name} huge axis next to 0")
     elif roll < 0.09:
         if dims and rng.random() < 0.5:
             dims.pop(int(rng.integers(len(dims))))
@@ -431,8 +463,14 @@ def _input(tensor, name, variadic_index, symbols: _Symbols, rng, notes) -> np.nd
 
 
 def _cap(dims: list[int]) -> list[int]:
-    """Halves the largest axis until the tensor has at most MAX_ELEMENTS (none to cap if an axis is 0)."""
-    while 0 not in dims and math.prod(dims) > MAX_ELEMENTS:
+    """Halves the largest axis until the tensor has at most MAX_ELEMENTS; with an axis of 0, until
+    the other axes multiply to at most 2^48 (numpy refuses shapes whose nominal size overflows)."""
+    def too_big():
+        if 0 in dims:
+            return math.prod(d for d in dims if d) > 2**48
+        return math.prod(dims) > MAX_ELEMENTS
+
+    while too_big():
         largest = int(np.argmax(dims))
         dims[largest] = dims[largest] // 2
     return dims
@@ -485,7 +523,7 @@ def _boxes(shape, name, symbols: _Symbols, rng) -> np.ndarray:
     values[..., first:first + 2] = corner
     values[..., first + 2:first + 4] = corner + size
     if first:
-        batch = max(symbols.values.get("N", 1), 1)
+        batch = max(symbols.size("N"), 1)  # the feature map's batch, shared with the other inputs
         values[..., 0] = rng.integers(0, batch, size=shape[:-1])
         if rng.random() < 0.1 and values.size:
             rows = values[..., 0].reshape(-1)
@@ -609,9 +647,11 @@ def _wait_for_library(seconds: float = 300.0) -> None:
             time.sleep(1.0)
 
 
-def _worker_main(conn, memory_budget: int) -> None:
-    """A worker: runs the cases the parent sends, one at a time, until it sends None."""
+def _worker_main(fd: int, memory_budget: int) -> None:
+    """A worker: runs the cases the parent sends over the socket `fd`, one at a time, until it sends None."""
     import resource
+
+    conn = multiprocessing.connection.Connection(fd)
 
     import onnxruntime  # imported before the limit is set: its size is not the op's
 
@@ -628,18 +668,35 @@ def _worker_main(conn, memory_budget: int) -> None:
 
 
 class _Worker:
-    def __init__(self, context, memory_budget: int, startup_timeout: float = 120.0):
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child, memory_budget), daemon=True)
-        self.process.start()
+    """A worker process and its connection. A plain subprocess rather than multiprocessing's spawn,
+    which would re-run the caller's main script in every worker."""
+
+    def __init__(self, memory_budget: int, startup_timeout: float = 120.0):
+        self.conn, child = multiprocessing.Pipe()  # a socket pair on POSIX
+        package_root = str(Path(__file__).resolve().parents[1])  # this copy of opbridge, not another
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+        # What the worker writes to stderr (an abort's "terminate called after ...") goes to a file,
+        # so that a crash can quote what its case made it write.
+        handle, self.log_path = tempfile.mkstemp(prefix="opbridge-fuzz-worker-", suffix=".log")
+        os.close(handle)
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", "import sys; from opbridge.fuzz import _worker_main; "
+                 "_worker_main(int(sys.argv[1]), int(sys.argv[2]))", str(child.fileno()), str(memory_budget)],
+                pass_fds=(child.fileno(),), env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         child.close()
-        if not self.conn.poll(startup_timeout) or self.conn.recv() != "ready":
+        self.case, self.started, self.served, self.log_start = None, 0.0, 0, 0
+        try:
+            ready = self.conn.poll(startup_timeout) and self.conn.recv() == "ready"
+        except (EOFError, OSError):
+            ready = False
+        if not ready:
             self.kill()
-            raise RuntimeError(f"fuzz worker did not start within {startup_timeout} s")
-        self.case, self.started, self.served = None, 0.0, 0
+            raise RuntimeError(f"fuzz worker did not start within {startup_timeout} s ({self.death()})")
 
     def send(self, case: Case, model: bytes) -> None:
         self.case, self.started = case, time.monotonic()
+        self.log_start = os.path.getsize(self.log_path)
         self.served += 1
         self.conn.send((case.identity, model, case.feeds(), case.outputs, case.threads, case.structural, case.hook))
 
@@ -648,24 +705,34 @@ class _Worker:
             self.conn.send(None)
         except OSError:
             pass
-        self.process.join(5)
-        if self.process.is_alive():
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
             self.kill()
+        self._close()
 
     def kill(self) -> None:
         self.process.kill()
-        self.process.join()
+        self.process.wait()
+        self._close()
+
+    def _close(self) -> None:
+        self.conn.close()
+        if os.path.exists(self.log_path):
+            os.unlink(self.log_path)
 
     def death(self) -> str:
-        """How the worker ended, after its connection closed."""
-        self.process.join(5)
-        code = self.process.exitcode
-        if code is None:
-            self.kill()
-            return "worker closed its connection"
-        if code < 0:
-            return f"worker killed by {signal.Signals(-code).name}"
-        return f"worker exited with code {code}"
+        """How the worker ended, after its connection closed, with what it wrote during the case."""
+        try:
+            code = self.process.wait(5)
+            how = f"worker killed by {signal.Signals(-code).name}" if code < 0 else f"worker exited with code {code}"
+        except subprocess.TimeoutExpired:
+            how = "worker closed its connection"
+        with open(self.log_path, "rb") as log:
+            log.seek(self.log_start)
+            written = log.read()[-2000:].decode(errors="replace").strip()
+        self.kill()
+        return f"{how}: {written}" if written else how
 
 
 @dataclasses.dataclass
@@ -739,7 +806,6 @@ def run(case_list, timeout: float = 10.0, workers: int = 2, out_dir: str | None 
     """Runs the cases in isolated workers and classifies every outcome (see the module docstring)."""
     out = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="opbridge-fuzz-"))
     out.mkdir(parents=True, exist_ok=True)
-    context = multiprocessing.get_context("spawn")
     counts = collections.defaultdict(collections.Counter)
     kinds, kept = {}, collections.Counter()
     seed = None
@@ -782,7 +848,7 @@ def run(case_list, timeout: float = 10.0, workers: int = 2, out_dir: str | None 
                     slots[s].stop()
                     slots[s] = None
                 if slots[s] is None:
-                    slots[s] = _Worker(context, memory_budget)
+                    slots[s] = _Worker(memory_budget)
                 model = case.model().SerializeToString()
                 slots[s].send(case, model)
                 busy[s] = (case, model)

@@ -50,7 +50,7 @@ def test_generator_covers_every_identity_and_every_kind_of_mutation():
     assert {c.identity for c in generated} == set(ALL_IDENTITIES)
     notes = " ; ".join(n for c in generated for n in c.notes)
     for mutation in ("boundary", "left out", "unknown attribute", " as int", " as float64", " as float16", " as bool",
-                     "zero axis", "huge axis next to 0", "wrong rank", "wrong last dim", "special values",
+                     "zero axis", "huge axis next to 0", "= 0", "wrong rank", "wrong last dim", "special values",
                      "out-of-range values", "an input too many", "required"):
         assert mutation in notes, mutation
     # Most cases are plain or nearly so: the generator must also reach the kernels.
