@@ -14,15 +14,17 @@ sane random value, a boundary value (0, -1, 2^31, 2^32 + 1, 2^40, 2^62, INT64_MA
 +-inf, -0, +-1e30, empty and wrong-length lists), a value of the wrong kind; a required attribute
 may be left out and an unknown one added. Input shapes follow the manifest's shape text, with
 symbols shared between inputs (the N of "[N, C, H, W]" and the one of the offset are the same);
-then sometimes an axis of 0, a huge axis next to a 0 axis ([1, 1, 0, 2^40] has no elements), a
-wrong rank or a wrong last dim. Dtypes are the declared ones, sometimes another. Values are
+sometimes one symbol is huge and another 0 in every tensor that has the huge one, inputs and
+outputs ([1, 1, 0, 2^40] has no elements and the output does not grow with it); then sometimes an
+input gets an axis of 0, a huge axis next to a 0 axis (never one that sizes an output: a huge
+output can be legitimate), a wrong rank or a wrong last dim. Dtypes are the declared ones, sometimes another. Values are
 plausible (boxes with x1 < x2, batch indices in range, grids in [-1, 1]) or boundary (0, -1,
 +-1e30, NaN, +-inf, denormals, out-of-range indices). Optional inputs are present or absent,
 variadic inputs get 1 to 4 tensors. Tensors have at most 2^16 elements unless an axis is 0, so
 that cases are fast: work beyond that comes only from attributes, and the op must refuse work or
 output budgets that are too large by itself.
 
-**Isolation.** Each case runs in a worker process (at most `workers` of them, spawned), with
+**Isolation.** Each case runs in a worker process (at most `workers` of them), with
 RLIMIT_AS at its start-up size plus 4 GiB, so that a runaway allocation fails rather than taking
 the machine. A worker that dies while running a case (signal, abort, bad_alloc) is a crash of
 that case; one that takes longer than `timeout` seconds is killed, a hang. Either way a new worker

@@ -6,11 +6,17 @@ The long run is `python -m opbridge fuzz --cases 100000`.
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import opbridge
 from opbridge import fuzz, manifest
+
+REPO = Path(__file__).resolve().parents[2]
 
 ALL_IDENTITIES = [f"{d}::{n}" for d, n, _ in manifest.identities()]
 CASES_PER_IDENTITY = 120  # about 30 s on two cores when nothing hangs
@@ -90,6 +96,26 @@ def test_message_kinds_group_particulars():
     assert fuzz.message_kind(a) == fuzz.message_kind(b)
     assert fuzz.message_kind("run: opbridge::Nms: iou_threshold must lie in [0, 1], got 2") == \
         fuzz.message_kind("run: mmcv::NonMaxSuppression: iou_threshold must lie in [0, 1], got nan")
+
+
+def test_index_outputs_are_checked_against_the_inputs():
+    boxes, scores = np.zeros((3, 4), np.float32), np.zeros((2, 4, 3), np.float32)
+    assert fuzz._index_problem("opbridge::Nms", ["out_keep"], [np.array([2, 0])], {"boxes": boxes}) is None
+    assert "outside [0, 3)" in fuzz._index_problem("opbridge::Nms", ["out_keep"], [np.array([0, 3])], {"boxes": boxes})
+    rows = np.array([[1, 3, 2]])  # (batch, class, box)
+    feeds = {"boxes": np.zeros((2, 3, 4), np.float32), "scores": scores}
+    assert fuzz._index_problem("opbridge::MulticlassNms", ["out_selected"], [rows], feeds) is None
+    assert "column 1" in fuzz._index_problem("opbridge::MulticlassNms", ["out_selected"], [rows + [0, 1, 0]], feeds)
+
+
+def test_runs_without_torch(deploy_python, tmp_path):
+    """The command and its workers in the environment without PyTorch."""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), OPBRIDGE_LIBRARY=opbridge.library_path())
+    out = subprocess.run([deploy_python, "-m", "opbridge", "fuzz", "--cases", str(2 * len(ALL_IDENTITIES)),
+                          "--seed", "3", "--out", str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode in (0, 1), out.stderr  # 1: the run found defects, reported like any other
+    assert f"seed 3, {2 * len(ALL_IDENTITIES)} cases" in out.stdout, out.stdout + out.stderr
+    assert "No module named" not in out.stdout + out.stderr
 
 
 def _plain_case(identity: str, index: int = 0) -> fuzz.Case:
