@@ -74,6 +74,12 @@ Status CheckMulticlassNmsShapes(const Shape& boxes, const Shape& scores, int64_t
     return Status::Error("scores must have shape [B, C, N] with B = ", boxes[0], " and N = ", boxes[1],
                          " (as boxes), got shape ", ShapeToString(scores));
   }
+  // One problem per (batch, class), each with per-problem bookkeeping: with no boxes the inputs
+  // are empty whatever B and C are, so their product is bounded here, before any allocation.
+  if (scores[1] > 0 && scores[0] > kMaxNmsBoxes / scores[1]) {
+    return Status::Error("B * C (", scores[0], " x ", scores[1], " from scores ", ShapeToString(scores),
+                         ") must be at most ", kMaxNmsBoxes);
+  }
   return Status::Ok();
 }
 

@@ -62,6 +62,10 @@ Status CheckTrtBatchedNmsShapes(const TrtBatchedNmsParams& params, const Shape& 
     return Status::Error("with a box per class, num_classes * S must be at most ", kMaxNmsBoxes,
                          " (the index output is int32), got ", boxes[2], " * ", boxes[1]);
   }
+  // One problem per (image, class); with no boxes the inputs are empty whatever B is.
+  if (boxes[0] > kMaxNmsBoxes / params.num_classes) {
+    return Status::Error("B * num_classes (", boxes[0], " x ", params.num_classes, ") must be at most ", kMaxNmsBoxes);
+  }
   return Status::Ok();
 }
 

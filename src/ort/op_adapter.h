@@ -58,7 +58,9 @@ class CustomOp : public OrtCustomOp {
     };
     GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
     GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
-    GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 1; };
+    // Heterogeneous: ORT would otherwise check that variadic inputs share one type itself, with
+    // an error that names neither the identity nor the dtype the op takes (CheckInputTypes does).
+    GetVariadicInputHomogeneity = [](const OrtCustomOp*) { return 0; };
     GetVariadicOutputMinArity = [](const OrtCustomOp*) { return 1; };
     GetVariadicOutputHomogeneity = [](const OrtCustomOp*) { return 1; };
     CreateKernelV2 = &CreateKernelImpl;

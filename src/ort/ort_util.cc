@@ -324,6 +324,19 @@ OrtScratchAllocator::~OrtScratchAllocator() {
   if (allocator_ != nullptr) api_.ReleaseAllocator(allocator_);
 }
 
+void* OrtScratchAllocator::Allocate(size_t bytes) {
+  void* data = nullptr;
+  if (OrtStatus* status = api_.AllocatorAlloc(allocator_, bytes, &data)) {
+    api_.ReleaseStatus(status);
+    return nullptr;  // the caller reports "could not allocate"
+  }
+  return data;
+}
+
+void OrtScratchAllocator::Free(void* data) {
+  if (OrtStatus* status = api_.AllocatorFree(allocator_, data)) api_.ReleaseStatus(status);
+}
+
 Status OrtScratchAllocator::Open() {
   if (allocator_ != nullptr) return Status::Ok();
   OrtMemoryInfo* info = nullptr;

@@ -126,8 +126,12 @@ class OrtScratchAllocator final : public ScratchAllocator {
   OrtScratchAllocator(const OrtScratchAllocator&) = delete;
   OrtScratchAllocator& operator=(const OrtScratchAllocator&) = delete;
   Status Open();
-  void* Allocate(size_t bytes) override { return allocator_->Alloc(allocator_, bytes); }
-  void Free(void* data) override { allocator_->Free(allocator_, data); }
+  // Through the C API's status-returning calls, never the allocator's own function pointers:
+  // those throw ORT's C++ exception when memory runs out, and an exception from the runtime's
+  // C++ library cannot unwind through this library's frames (it links its own, statically):
+  // the process aborted instead of reporting the failure.
+  void* Allocate(size_t bytes) override;
+  void Free(void* data) override;
 
  private:
   const OrtApi& api_;

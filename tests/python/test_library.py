@@ -250,3 +250,38 @@ def test_wrong_input_dtype_is_reported_by_the_op(domain, name, op):
         message = session_error(model)
         which = f"'{wrong.name}' (input {index})" if wrong.variadic else f"'{wrong.name}'"
         assert f"{identity}: input {which} has dtype {bad_dtype}; the op takes {wrong.dtype}" in message, message
+
+
+ALLOCATION_FAILURE_SCRIPT = r"""
+import resource, sys
+import numpy as np, onnxruntime as ort
+from onnx import helper, TensorProto
+library = sys.argv[1]
+names = ["boxes", "scores", "iou_threshold", "score_threshold"]
+node = helper.make_node("NmsMatch", names, ["matches"], domain="opbridge")
+graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in names],
+                          [helper.make_tensor_value_info("matches", TensorProto.INT64, None)])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("opbridge", 1)], ir_version=8)
+options = ort.SessionOptions()
+options.register_custom_ops_library(library)
+session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+# 2^27 (batch, class) problems and no boxes: about 1 GiB of scratch, over the limit set here.
+feeds = {"boxes": np.zeros((1, 0, 4), np.float32), "scores": np.zeros((1, 2**27, 0), np.float32),
+         "iou_threshold": np.full((1,), 0.5, np.float32), "score_threshold": np.full((1,), 0.1, np.float32)}
+used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (used + 512 * 2**20, resource.RLIM_INFINITY))
+try:
+    session.run(None, feeds)
+except Exception as e:
+    print(str(e).splitlines()[0])
+"""
+
+
+def test_failed_scratch_allocation_is_an_error_not_an_abort():
+    """ORT's allocator throws a C++ exception when memory runs out; thrown through the library's
+    frames (it links its own C++ runtime) it aborted the process. Scratch memory now comes
+    through the C API's status-returning AllocatorAlloc."""
+    out = subprocess.run([sys.executable, "-c", ALLOCATION_FAILURE_SCRIPT, opbridge.library_path()],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "opbridge::NmsMatch: could not allocate" in out.stdout, out.stdout

@@ -143,3 +143,13 @@ def test_bad_inputs():
     three = msra_model(3, (7, 7), 2, [0.25, 0.125])
     assert "the node has 3 feature maps but spatial_scales lists 2 scales" in \
         run_error(three, feeds_of(pyramid(3), rois))
+
+
+def test_feature_maps_of_another_dtype_are_named():
+    """The feature maps are one variadic input: ORT checked that they share a type itself, with an
+    error naming neither the op nor the dtype it takes."""
+    attrs = dict(output_height=2, output_width=2, sampling_ratio=2, spatial_scales=[0.25, 0.125])
+    model = one_node_model("opbridge::MultiScaleRoiAlign", attrs, ["rois", "f0", "f1"], ["output"],
+                           input_types={"f1": "float64"})
+    assert ("opbridge::MultiScaleRoiAlign: input 'features' (input 2) has dtype float64; the op takes float32"
+            in session_error(model))

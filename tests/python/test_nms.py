@@ -223,3 +223,15 @@ def test_bad_multiclass_attributes():
 ])
 def test_bad_inputs(identity, feeds, message):
     assert message in run_error(nms_model(identity, iou_threshold=0.5), feeds)
+
+
+@pytest.mark.parametrize("boxes_shape,scores_shape,message", [
+    ((1, 0, 4), (1, 2**32, 0), "B * C (1 x 4294967296 from scores [1, 4294967296, 0]) must be at most 2147483647"),
+    ((2**31, 0, 4), (2**31, 3, 0), "B * C (2147483648 x 3 from scores [2147483648, 3, 0]) must be at most 2147483647"),
+])
+def test_multiclass_problem_count_is_bounded_before_allocating(boxes_shape, scores_shape, message):
+    """With no boxes the inputs are empty whatever B and C are; one problem per (batch, class)
+    was allocated for anyway, and the failed allocation aborted the process (issue 11)."""
+    model = one_node_model("opbridge::MulticlassNms", {"iou_threshold": 0.5}, ["boxes", "scores"], ["selected"])
+    feeds = {"boxes": np.zeros(boxes_shape, np.float32), "scores": np.zeros(scores_shape, np.float32)}
+    assert f"opbridge::MulticlassNms: {message}" in run_error(model, feeds)

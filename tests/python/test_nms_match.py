@@ -529,3 +529,13 @@ def test_export_compat_mmdeploy(exporter):
 def test_export_has_no_mmcv_identity():
     with pytest.raises(ValueError, match=r"opbridge::NmsMatch has no mmcv identity .*\(mmcv has none\)"):
         opbridge.export(NmsMatch(), export_inputs(1, 2, 10, 0), exporter="legacy", compat="mmcv")
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_problem_count_is_bounded_before_allocating(identity):
+    """No boxes, 2^32 classes: the inputs are empty, and one problem per (batch, class) was
+    allocated for anyway; the failed allocation aborted the process (issue 11)."""
+    feeds = {"boxes": np.zeros((1, 0, 4), f32), "scores": np.zeros((1, 2**32, 0), f32),
+             "iou_threshold": np.full((1,), 0.5, f32), "score_threshold": np.full((1,), 0.1, f32)}
+    message = run_error(match_model(identity), feeds)
+    assert f"{identity}: B * C (1 x 4294967296 from scores [1, 4294967296, 0]) must be at most 2147483647" in message
