@@ -315,8 +315,11 @@ Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, co
                          ", more elements than memory can hold");
   }
   OrtValue* value = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
-      api, api.KernelContext_GetOutput(ctx, index, shape.data(), shape.size(), &value)));
+  Status status = FromOrtStatus(api, api.KernelContext_GetOutput(ctx, index, shape.data(), shape.size(), &value));
+  if (!status.ok()) {  // usually out of memory; ORT's message alone names its allocator's source file
+    return Status::Error("could not allocate output ", index, " of shape ", ShapeToString(shape), ": ",
+                         status.message());
+  }
   return FromOrtStatus(api, api.GetTensorMutableData(value, data));
 }
 

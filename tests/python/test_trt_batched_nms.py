@@ -471,3 +471,12 @@ def test_export_compat_mmdeploy(exporter, rotated, return_index):
 def test_export_has_no_mmcv_identity():
     with pytest.raises(ValueError, match=r"opbridge::TrtBatchedNms has no mmcv identity .*\(mmcv has none\)"):
         opbridge.export(TrtNms(), export_inputs(1, 10, 0, False), exporter="legacy", compat="mmcv")
+
+
+def test_output_that_cannot_be_allocated_is_a_clean_error():
+    """keep_topk = 2^31 - 1 (the largest allowed) for 52 images: a 2 TB output. The error names
+    the op and the output's shape instead of only ORT's allocator source line."""
+    model = nms_model("mmdeploy::TRTBatchedNMS", attrs_of(num_classes=5, keep_topk=2**31 - 1, iou=0.5))
+    feeds = {"boxes": np.zeros((52, 3, 1, 4), np.float32), "scores": np.zeros((52, 3, 5), np.float32)}
+    message = run_error(model, feeds)
+    assert "mmdeploy::TRTBatchedNMS: could not allocate output 0 of shape [52, 2147483647, 5]: " in message
