@@ -235,3 +235,10 @@ def test_multiclass_problem_count_is_bounded_before_allocating(boxes_shape, scor
     model = one_node_model("opbridge::MulticlassNms", {"iou_threshold": 0.5}, ["boxes", "scores"], ["selected"])
     feeds = {"boxes": np.zeros(boxes_shape, np.float32), "scores": np.zeros(scores_shape, np.float32)}
     assert f"opbridge::MulticlassNms: {message}" in run_error(model, feeds)
+
+
+def test_multiclass_no_boxes_in_many_problems_is_immediate():
+    model = one_node_model("opbridge::MulticlassNms", {"iou_threshold": 0.5}, ["boxes", "scores"], ["selected"])
+    feeds = {"boxes": np.zeros((2**24 + 1, 0, 4), np.float32), "scores": np.zeros((2**24 + 1, 17, 0), np.float32)}
+    (selected,) = run(model, feeds)
+    assert selected.shape == (0, 3) and selected.dtype == np.int64

@@ -539,3 +539,13 @@ def test_problem_count_is_bounded_before_allocating(identity):
              "iou_threshold": np.full((1,), 0.5, f32), "score_threshold": np.full((1,), 0.1, f32)}
     message = run_error(match_model(identity), feeds)
     assert f"{identity}: B * C (1 x 4294967296 from scores [1, 4294967296, 0]) must be at most 2147483647" in message
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_no_boxes_in_many_problems_is_immediate(identity):
+    """2^24 + 1 images x 17 classes and no boxes: no pairs, at once (the fuzzer's one hang: a
+    scratch entry and a pass per empty problem)."""
+    feeds = {"boxes": np.zeros((2**24 + 1, 0, 4), f32), "scores": np.zeros((2**24 + 1, 17, 0), f32),
+             "iou_threshold": np.full((1,), 0.5, f32), "score_threshold": np.full((1,), 0.1, f32)}
+    (matches,) = run(match_model(identity), feeds)
+    assert matches.shape == (0, 4) and matches.dtype == np.int64

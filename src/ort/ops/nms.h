@@ -74,6 +74,10 @@ Status OutputKeptIndices(const OrtApi& api, OrtKernelContext* ctx, int64_t n, Ke
 template <class Kernel>
 Status OutputSelectedRows(const OrtApi& api, OrtKernelContext* ctx, int64_t batch, int64_t classes, int64_t cap,
                           Kernel&& kernel) {
+  void* out = nullptr;
+  // No boxes (cap 0) or no problems: nothing to select, and no per-problem bookkeeping for a B * C
+  // of up to 2^31 - 1 empty problems.
+  if (batch * classes * cap == 0) return AllocateOutput(api, ctx, 0, {0, 3}, &out);
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   const size_t bytes = ArenaBytes<int32_t>(batch * classes * cap) + ArenaBytes<int64_t>(batch * classes);
@@ -85,7 +89,6 @@ Status OutputSelectedRows(const OrtApi& api, OrtKernelContext* ctx, int64_t batc
   OPBRIDGE_RETURN_IF_ERROR(kernel(scratch, kept_boxes, kept_counts));
   int64_t rows = 0;
   for (int64_t bc = 0; bc < batch * classes; ++bc) rows += kept_counts[bc];
-  void* out = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 3}, &out));
   cpu::WriteSelectedRows(kept_boxes, kept_counts, batch, classes, cap, static_cast<int64_t*>(out));
   return Status::Ok();

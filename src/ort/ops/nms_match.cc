@@ -49,6 +49,9 @@ Status NmsMatchOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   OPBRIDGE_RETURN_IF_ERROR(MakeNmsMatchParams(iou_threshold, score_threshold, &params));
 
   const int64_t batch = boxes.shape[0], n = boxes.shape[1], classes = scores.shape[1];
+  void* out = nullptr;
+  // No boxes or no problems: no pairs, and no bookkeeping for up to 2^31 - 1 empty problems.
+  if (batch * classes * n == 0) return AllocateOutput(api, ctx, 0, {0, 4}, &out);
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   // Room for every box of every problem to be suppressed: a problem reports fewer than n pairs.
@@ -62,7 +65,6 @@ Status NmsMatchOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
                                          pair_counts, scratch, OrtTaskRunner(api, ctx)));
   int64_t rows = 0;
   for (int64_t bc = 0; bc < batch * classes; ++bc) rows += pair_counts[bc];
-  void* out = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 4}, &out));
   cpu::WriteMatchRows(pairs, pair_counts, batch, classes, n, static_cast<int64_t*>(out));
   return Status::Ok();
