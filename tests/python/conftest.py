@@ -9,6 +9,23 @@ REPO = Path(__file__).resolve().parents[2]
 # The package is used from the source tree (./run.sh also puts it on .venv's path).
 sys.path.insert(0, str(REPO / "python"))
 
+
+def pytest_sessionstart(session):
+    """./run.sh runs the library tests again in other onnxruntime versions (OPBRIDGE_EXPECT_ORT_VERSION)
+    and with the sanitized library (OPBRIDGE_LIBRARY): a wrong path must stop the run, not quietly
+    test .venv's onnxruntime or build/'s library again (library_path() skips a missing file)."""
+    expected = os.environ.get("OPBRIDGE_EXPECT_ORT_VERSION")
+    if expected:
+        import onnxruntime
+
+        if onnxruntime.__version__ != expected:
+            raise pytest.UsageError(f"OPBRIDGE_EXPECT_ORT_VERSION={expected}, but onnxruntime "
+                                    f"{onnxruntime.__version__} was imported from {onnxruntime.__file__}")
+    library = os.environ.get("OPBRIDGE_LIBRARY")
+    if library and not Path(library).is_file():
+        raise pytest.UsageError(f"OPBRIDGE_LIBRARY={library} is not a file")
+
+
 # The torch-free environment ./run.sh setup makes (onnxruntime, onnx, numpy, pytest: a deployer's).
 DEPLOY_PYTHON = REPO / ".cache" / "venv-deploy" / "bin" / "python"
 
