@@ -35,9 +35,25 @@ int RuntimeMinor(const char* version) {
   return major > 1 ? 1000 : minor;
 }
 
-Status BuildDomains(const OrtApi& api, std::vector<OrtCustomOpDomain*>* domains) {
+// Whether an optional input comes before another input (it can then be absent in the middle
+// of the node's inputs, as an empty name).
+bool HasOptionalInputInTheMiddle(const OpSchema& schema) {
+  for (size_t i = 0; i + 1 < schema.inputs.size(); ++i) {
+    if (schema.inputs[i].optional) return true;
+  }
+  return false;
+}
+
+Status BuildDomains(const OrtApi& api, int runtime_minor, std::vector<OrtCustomOpDomain*>* domains) {
   std::vector<std::string> names;
   for (const RegisteredOp& entry : RegisteredOps()) {
+    // ORT 1.21 to 1.23 dereference a null type while preparing a custom op's shape inference
+    // for a node whose absent optional input is followed by another (DeformConv2d without mask,
+    // with bias): a segfault at session creation (fixed in 1.24). Such ops get no shape
+    // inference there; ORT then leaves their output shapes to run time.
+    if (runtime_minor < 24 && HasOptionalInputInTheMiddle(*entry.schema)) {
+      const_cast<OrtCustomOp*>(entry.op)->InferOutputShapeFn = nullptr;
+    }
     size_t index = 0;
     while (index < names.size() && names[index] != entry.domain) ++index;
     if (index == names.size()) {
@@ -71,7 +87,8 @@ OrtStatus* Register(OrtSessionOptions* options, const OrtApiBase* api_base) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_domains == nullptr) {
     auto* domains = new std::vector<OrtCustomOpDomain*>();
-    Status status = BuildDomains(*api, domains);
+    SetRegisteredRuntimeMinor(minor);
+    Status status = BuildDomains(*api, minor, domains);
     if (!status.ok()) {
       for (OrtCustomOpDomain* d : *domains) api->ReleaseCustomOpDomain(d);
       delete domains;

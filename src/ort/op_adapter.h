@@ -27,6 +27,10 @@ namespace opbridge::ort {
 // callbacks receive no API pointer of their own.
 const OrtApi* RegisteredApi();
 void SetRegisteredApi(const OrtApi* api);
+// The minor version of the ONNX Runtime the library was registered with (1.x), for working
+// around older runtimes' defects; the newest known until registration.
+int RegisteredRuntimeMinor();
+void SetRegisteredRuntimeMinor(int minor);
 
 // Builds an OrtStatus from ours, prefixed with the op identity ("mmcv::MMCVRoiAlign: ...").
 OrtStatus* ToOrtStatus(const OrtApi& api, const std::string& identity, const Status& status);

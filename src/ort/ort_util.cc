@@ -12,7 +12,11 @@ namespace opbridge::ort {
 
 namespace {
 std::atomic<const OrtApi*> g_registered_api{nullptr};
+std::atomic<int> g_registered_runtime_minor{1000};
 }  // namespace
+
+int RegisteredRuntimeMinor() { return g_registered_runtime_minor.load(); }
+void SetRegisteredRuntimeMinor(int minor) { g_registered_runtime_minor.store(minor); }
 
 const OrtApi* RegisteredApi() { return g_registered_api.load(); }
 void SetRegisteredApi(const OrtApi* api) { g_registered_api.store(api); }

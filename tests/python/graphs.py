@@ -42,6 +42,14 @@ def one_node_model(
     )
 
 
+def ort_minor() -> int:
+    """The minor version of the onnxruntime under test (1.x): the library works around some older
+    runtimes' defects by inferring fewer shapes there."""
+    import onnxruntime
+
+    return int(onnxruntime.__version__.split(".")[1])
+
+
 def run(model: onnx.ModelProto, feeds: dict, threads: int = 1) -> list[np.ndarray]:
     session = opbridge.create_session(model, intra_op_threads=threads)
     return session.run(None, feeds)

@@ -20,7 +20,7 @@ import opbridge
 import opbridge.ops
 import rotated_reference
 from box_data import clustered_boxes
-from graphs import one_node_model, run, run_error, session_error
+from graphs import one_node_model, ort_minor, run, run_error, session_error
 from opbridge.export import custom_nodes
 
 f32 = np.float32
@@ -287,7 +287,10 @@ def test_shape_inference_gives_static_keep_topk():
     model = nms_model("opbridge::TrtBatchedNms", attrs_of(3, 20, 0.5), with_index=True,
                       input_shapes={"boxes": ["B", "S", 1, 4], "scores": ["B", "S", 3]})
     outputs = opbridge.create_session(model).get_outputs()
-    assert [o.shape for o in outputs] == [["B", 20, 5], ["B", 20], ["B", 20]]
+    # Before ORT 1.28, setting the shape of an output a node might lack writes past ORT's list:
+    # the index output's shape is then left to run time.
+    index_shape = ["B", 20] if ort_minor() >= 28 else []
+    assert [o.shape for o in outputs] == [["B", 20, 5], ["B", 20], index_shape]
     assert [o.type for o in outputs] == ["tensor(float)", "tensor(int32)", "tensor(int32)"]
     model = nms_model("opbridge::TrtBatchedRotatedNms", attrs_of(3, 20, 0.5),
                       input_shapes={"boxes": [2, "S", 3, 5], "scores": [2, "S", 3]})

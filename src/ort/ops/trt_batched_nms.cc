@@ -3,6 +3,7 @@
 #include "ort/ops/trt_batched_nms.h"
 
 #include "kernels/cpu/trt_batched_nms.h"
+#include "ort/op_adapter.h"
 
 namespace opbridge::ort {
 namespace {
@@ -110,8 +111,10 @@ Status TrtBatchedNmsOp::InferShapeOf(const ShapeInference& infer, int64_t box_si
   OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(1, kInt32, rows));
   // The shape-inference context does not say how many outputs the node has (2, or 3 with the
   // index), and setting a third one a node lacks is an error: it is tried, and a failure means
-  // the node has no such output.
-  if (with_index) (void)infer.SetOutput(2, kInt32, rows);
+  // the node has no such output. ORT before 1.28 does not check the index and writes past its
+  // list of outputs (an abort in its debug assertion, memory corruption without): there the
+  // index output's shape is left to run time.
+  if (with_index && RegisteredRuntimeMinor() >= 28) (void)infer.SetOutput(2, kInt32, rows);
   return Status::Ok();
 }
 
