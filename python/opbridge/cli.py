@@ -24,15 +24,19 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_verify(args) -> int:
-    """Verifies a model given as module:factory, e.g. mypkg.models:make (returns model, args)."""
+    """Verifies a model given as module:factory, e.g. mypkg.models:make, which returns (model, args)
+    or (model, args, options): options is a dict of opbridge.verify's keyword arguments, e.g.
+    {"dynamic_axes": {...}} so that the dynamic axes are also checked at other sizes."""
     import opbridge
 
     module_name, _, attr = args.factory.partition(":")
     factory = getattr(importlib.import_module(module_name), attr or "make")
-    model, inputs = factory()
+    made = factory()
+    model, inputs = made[0], made[1]
+    options = dict(made[2]) if len(made) > 2 else {}
     ok = True
     for exporter in args.exporter:
-        report = opbridge.verify(model, inputs, exporter=exporter, timing_runs=args.runs)
+        report = opbridge.verify(model, inputs, exporter=exporter, timing_runs=args.runs, **options)
         ok = ok and report.ok
         print()
     return 0 if ok else 1
@@ -87,7 +91,8 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=10, help="timed runs per engine (default 10)")
     p.set_defaults(fn=_cmd_demo)
     p = sub.add_parser("verify", help="export a model of yours, run it in ORT, compare with PyTorch")
-    p.add_argument("factory", help="module:function returning (model, example_args)")
+    p.add_argument("factory", help="module:function returning (model, example_args) or (model, example_args, "
+                                   "verify_options), e.g. verify_options = {'dynamic_axes': {...}}")
     p.add_argument("--exporter", action="append", choices=["dynamo", "legacy"], help="default: both")
     p.add_argument("--runs", type=int, default=0, help="timed runs per engine (default 0: no timing)")
     p.set_defaults(fn=_cmd_verify)

@@ -45,3 +45,20 @@ def test_verify_command_reports_a_mismatch(monkeypatch, capsys):
     monkeypatch.setattr(verify_module, "_compare", broken_compare)
     assert main(["verify", "test_demo:make_roi_model", "--exporter", "dynamo"]) == 1
     assert "MISMATCH" in capsys.readouterr().out
+
+
+
+def make_dynamic_roi_model():
+    """A factory that also returns verify options: the number of RoIs is a dynamic axis."""
+    model, args = make_roi_model()
+    return model, args, {"dynamic_axes": {"rois": {0: "num_rois"}}}
+
+
+def test_verify_command_checks_dynamic_axes_from_the_factory(capsys):
+    """The factory's options reach opbridge.verify: the RoI count is also checked at 0 and at
+    another size."""
+    assert main(["verify", "test_demo:make_dynamic_roi_model", "--exporter", "legacy"]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: all outputs match" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith("num_rois")]
+    assert [(r[4:7], r[-1]) for r in rows] == [(["2", "->", "4"], "ok"), (["2", "->", "0"], "ok")], rows
