@@ -23,7 +23,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 std::vector<int32_t> Order(const std::vector<float>& scores) {
   std::vector<int32_t> order(scores.size());
-  std::vector<uint64_t> scratch(cpu::ScoreOrderScratchBytes(static_cast<int64_t>(scores.size())) / 8 + 1);
+  std::vector<uint64_t> scratch(cpu::ScoreOrderScratchWords(static_cast<int64_t>(scores.size())));
   cpu::ScoreOrder(scores.data(), static_cast<int64_t>(scores.size()), order.data(), scratch.data());
   return order;
 }

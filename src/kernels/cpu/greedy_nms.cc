@@ -26,9 +26,12 @@ constexpr uint32_t kRadixBuckets = 1u << kRadixBits;
 
 }  // namespace
 
-size_t ScoreOrderScratchBytes(int64_t count) {
-  // keys and positions, twice (LSD radix sort ping-pongs), or count 64-bit composites.
-  return static_cast<size_t>(count) * 4 * sizeof(uint32_t) + kRadixBuckets * sizeof(uint32_t);
+int64_t ScoreOrderScratchWords(int64_t count) {
+  // keys and positions, twice (LSD radix sort ping-pongs), or count 64-bit composites; then the
+  // bucket counters.
+  const int64_t word32 = sizeof(uint32_t);
+  const int64_t bytes = count * 4 * word32 + static_cast<int64_t>(kRadixBuckets) * word32;
+  return (bytes + 7) / 8;
 }
 
 void ScoreOrder(const float* scores, int64_t count, int32_t* order, void* scratch) {

@@ -21,13 +21,14 @@ namespace opbridge::cpu {
 
 // ---- ordering by score ---------------------------------------------------------------------
 
-// Bytes of scratch ScoreOrder needs for `count` scores.
-size_t ScoreOrderScratchBytes(int64_t count);
+// 64-bit words of scratch ScoreOrder needs for `count` scores (its callers carve it from arenas
+// as uint64_t, which also gives the alignment it needs).
+int64_t ScoreOrderScratchWords(int64_t count);
 
 // Writes to order[0..count) the positions 0..count-1 sorted by descending score, as
 // torch.sort(scores, descending=True, stable=True) orders them: NaN before every number, ties
-// (-0 equal to +0 included) by position. count < 2^31. scratch: ScoreOrderScratchBytes(count)
-// bytes, 8-byte aligned.
+// (-0 equal to +0 included) by position. count < 2^31. scratch: ScoreOrderScratchWords(count)
+// 64-bit words.
 void ScoreOrder(const float* scores, int64_t count, int32_t* order, void* scratch);
 
 // ---- greedy suppression --------------------------------------------------------------------

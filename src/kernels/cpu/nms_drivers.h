@@ -64,14 +64,14 @@ Status KeepPerCategory(const Problem& prototype, const float* boxes, const float
   if (n == 0) return Status::Ok();
   // Per call: the score order, the ranks grouped by category, and a kept flag per rank.
   const size_t call_bytes = ArenaBytes<int32_t>(n) * 2 + ArenaBytes<uint8_t>(n) +
-                            ArenaBytes<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(n) / 8 + 1));
+                            ArenaBytes<uint64_t>(ScoreOrderScratchWords(n));
   ScratchBlock call_block(scratch, call_bytes);
   if (call_block.data() == nullptr) return Status::Error("could not allocate ", call_bytes, " bytes of scratch memory");
   Arena call(call_block.data(), call_bytes);
   int32_t* order = call.Take<int32_t>(n);
   int32_t* grouped = call.Take<int32_t>(n);
   uint8_t* kept_by_rank = call.Take<uint8_t>(n);
-  void* sort_scratch = call.Take<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(n) / 8 + 1));
+  void* sort_scratch = call.Take<uint64_t>(ScoreOrderScratchWords(n));
   ScoreOrder(scores, n, order, sort_scratch);
   std::memset(kept_by_rank, 0, static_cast<size_t>(n));
 
@@ -156,7 +156,7 @@ Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_
     float* candidate_scores = filter_arena.Take<float>(n);
     auto problem_bytes = [](int64_t count) {
       return ArenaBytes<int32_t>(count) +
-             ArenaBytes<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1)) +
+             ArenaBytes<uint64_t>(ScoreOrderScratchWords(count)) +
              Problem::Bytes(count);
     };
     ReusedScratchBlock block(scratch);
@@ -170,7 +170,7 @@ Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_
       }
       Arena arena(memory, block.size());
       int32_t* order = arena.Take<int32_t>(count);
-      void* sort_scratch = arena.Take<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1));
+      void* sort_scratch = arena.Take<uint64_t>(ScoreOrderScratchWords(count));
       Problem problem = prototype;
       problem.Carve(&arena, count);
       ScoreOrder(candidate_scores, count, order, sort_scratch);
@@ -210,7 +210,7 @@ Status MatchPerBatchAndClass(const Problem& prototype, const float* boxes, int64
   std::fill(pair_counts, pair_counts + problems, int64_t{0});
   if (problems == 0 || n == 0) return Status::Ok();
   // Every problem has all n boxes, so a task takes its memory once and reuses it.
-  const int64_t sort_words = static_cast<int64_t>(ScoreOrderScratchBytes(n) / 8 + 1);
+  const int64_t sort_words = ScoreOrderScratchWords(n);
   const size_t bytes = ArenaBytes<int32_t>(n) * 3 + ArenaBytes<uint64_t>(sort_words) + Problem::Bytes(n);
   std::atomic<bool> out_of_memory{false};
   OPBRIDGE_RETURN_IF_ERROR(ParallelForProblemRanges(runner, problems, [&](int64_t begin, int64_t end) {

@@ -37,7 +37,7 @@ Status SuppressPerClass(const Problem& prototype, const TrtBatchedNmsParams& p, 
   const int64_t problems = batch * classes;
   auto problem_bytes = [](int64_t count) {
     return ArenaBytes<int32_t>(count) * 2 + ArenaBytes<float>(count) +
-           ArenaBytes<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1)) + Problem::Bytes(count);
+           ArenaBytes<uint64_t>(ScoreOrderScratchWords(count)) + Problem::Bytes(count);
   };
   std::atomic<bool> out_of_memory{false};
   OPBRIDGE_RETURN_IF_ERROR(ParallelForProblemRanges(runner, problems, [&](int64_t begin, int64_t end) {
@@ -56,7 +56,7 @@ Status SuppressPerClass(const Problem& prototype, const TrtBatchedNmsParams& p, 
       int32_t* order = arena.Take<int32_t>(count);
       int32_t* sorted_positions = arena.Take<int32_t>(count);
       float* sorted_scores = arena.Take<float>(count);
-      void* sort_scratch = arena.Take<uint64_t>(static_cast<int64_t>(ScoreOrderScratchBytes(count) / 8 + 1));
+      void* sort_scratch = arena.Take<uint64_t>(ScoreOrderScratchWords(count));
       int32_t* segment_positions = positions + segment_start[bc];
       float* segment_scores = candidate_scores + segment_start[bc];
       ScoreOrder(segment_scores, count, order, sort_scratch);
