@@ -48,7 +48,7 @@ class CustomOp : public OrtCustomOp {
     GetExecutionProviderType = &ExecutionProvider;
     GetInputTypeCount = [](const OrtCustomOp*) { return Glue::Schema().inputs.size(); };
     // Every input is declared as "any type": the op checks dtypes itself (CheckInputTypes, at
-    // session creation and at run time), so that a wrong dtype gets an error naming the op, the
+    // session creation, and at run time where a type was not known then), so that a wrong dtype gets an error naming the op, the
     // input and the dtype it takes, where ORT's own check names none of them.
     GetInputType = [](const OrtCustomOp*, size_t) { return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; };
     GetOutputTypeCount = [](const OrtCustomOp*) { return Glue::Schema().outputs.size(); };
@@ -85,6 +85,9 @@ class CustomOp : public OrtCustomOp {
     const OrtApi* api;
     const CustomOp* op;
     std::unique_ptr<Glue> glue;
+    // False when kernel creation checked every input's dtype (ORT then feeds only those types);
+    // true when some input's type was not known then (or the input was absent).
+    bool check_types_at_run_time;
   };
 
   static const CustomOp* Self(const OrtCustomOp* op) { return static_cast<const CustomOp*>(op); }
@@ -94,8 +97,10 @@ class CustomOp : public OrtCustomOp {
   static OrtStatusPtr CreateKernelImpl(const OrtCustomOp* op, const OrtApi* api,
                                        const OrtKernelInfo* info, void** kernel) noexcept {
     try {
-      auto k = std::make_unique<Kernel>(Kernel{api, Self(op), nullptr});
-      Status status = CheckInputTypes(*api, info, Glue::Schema());
+      auto k = std::make_unique<Kernel>(Kernel{api, Self(op), nullptr, true});
+      bool all_checked = false;
+      Status status = CheckInputTypes(*api, info, Glue::Schema(), &all_checked);
+      k->check_types_at_run_time = !all_checked;
       if (status.ok()) status = Glue::Create(*api, info, &k->glue);
       if (!status.ok()) return ToOrtStatus(*api, Self(op)->identity_, status);
       *kernel = k.release();
@@ -110,7 +115,7 @@ class CustomOp : public OrtCustomOp {
   static OrtStatusPtr ComputeImpl(void* kernel, OrtKernelContext* ctx) noexcept {
     auto* k = static_cast<Kernel*>(kernel);
     try {
-      Status status = CheckInputTypes(*k->api, ctx, Glue::Schema());
+      Status status = k->check_types_at_run_time ? CheckInputTypes(*k->api, ctx, Glue::Schema()) : Status::Ok();
       if (status.ok()) status = k->glue->Compute(*k->api, ctx);
       return status.ok() ? nullptr : ToOrtStatus(*k->api, k->op->identity_, status);
     } catch (const std::bad_alloc&) {

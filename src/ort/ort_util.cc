@@ -286,13 +286,18 @@ Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema&
   return Status::Ok();
 }
 
-Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema) {
+Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema, bool* all_checked) {
+  *all_checked = false;
   size_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelInfo_GetInputCount(info, &count)));
+  bool complete = true;
   for (size_t i = 0; i < count; ++i) {
     OrtTypeInfo* type_info = nullptr;
-    // An absent optional input has no type: nothing to check.
-    if (!Succeeds(api, api.KernelInfo_GetInputTypeInfo(info, i, &type_info)) || type_info == nullptr) continue;
+    // An absent optional input has no type: nothing to check (then or at run time).
+    if (!Succeeds(api, api.KernelInfo_GetInputTypeInfo(info, i, &type_info)) || type_info == nullptr) {
+      complete = false;
+      continue;
+    }
     const OrtTensorTypeAndShapeInfo* tensor_info = nullptr;  // owned by type_info
     ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
     const bool known = Succeeds(api, api.CastTypeInfoToTensorInfo(type_info, &tensor_info)) &&
@@ -302,9 +307,13 @@ Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSch
       return Status::Error("input '", InputSpec(schema, i).name, "' must be a tensor of ",
                            DtypeName(InputSpec(schema, i).type));
     }
-    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) continue;
+    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
+      complete = false;
+      continue;
+    }
     OPBRIDGE_RETURN_IF_ERROR(CheckInputType(schema, i, type));
   }
+  *all_checked = complete;
   return Status::Ok();
 }
 

@@ -107,10 +107,11 @@ const TensorSpec& InputSpec(const OpSchema& schema, size_t index);
 // creation) checks share it: the library declares its inputs to ORT as "any type", so that a
 // wrong dtype is reported by the op with its identity instead of by ORT's generic type check.
 Status CheckInputType(const OpSchema& schema, size_t index, ONNXTensorElementDataType type);
-// CheckInputType for every input of a Compute call, and for every input of a node when its
-// kernel is created (at session creation: ORT ignores errors from shape inference).
+// CheckInputType for every input of a node when its kernel is created (at session creation: ORT
+// ignores errors from shape inference); *all_checked tells whether every input's type was known
+// then. Otherwise the op checks at run time, every input of each Compute call.
+Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema, bool* all_checked);
 Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema& schema);
-Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema);
 // The number of inputs the node has (with variadic inputs, more than the schema lists).
 Status InputCount(const OrtApi& api, OrtKernelContext* ctx, size_t* count);
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
