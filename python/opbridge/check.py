@@ -27,7 +27,6 @@ from opbridge._library import create_session, library_path
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
 # ONNX Runtime's own operator domains (contrib ops, layout-optimized ops).
 ORT_DOMAINS = ("com.microsoft", "com.microsoft.nchwc", "com.ms.internal.nhwc")
-OPBRIDGE_DOMAINS = ("opbridge", "mmcv", "mmdeploy")
 
 # Who provides a custom node.
 OPBRIDGE = "opbridge"
@@ -287,7 +286,7 @@ def _advice_unsupported(op: CustomOp, ort_version: str) -> str:
         return (f"{op.identity}: ONNX Runtime {ort_version} has no such contrib op. It may need another "
                 "onnxruntime version; opbridge does not provide com.microsoft ops.")
     text = f"{op.identity} is not an opbridge op, and ONNX Runtime does not provide it."
-    if op.domain in OPBRIDGE_DOMAINS:
+    if op.domain in {domain for domain, _, _ in manifest.identities()}:
         text += f" opbridge registers other {op.domain} ops, not this one."
     if op.nearest:
         text += (f" Nearest opbridge identities: {', '.join(op.nearest)}; if one computes what this node does, "

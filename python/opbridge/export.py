@@ -21,6 +21,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from opbridge import manifest
+from opbridge.check import STANDARD_DOMAINS
 from opbridge.ops import EXPORT_MAPPINGS
 from opbridge.ops._onnx import DOMAIN, OPSET_VERSION, AttributePatch, FunctionPatch
 
@@ -88,7 +89,7 @@ def export(
 
 def custom_nodes(model: onnx.ModelProto) -> list[str]:
     """The "domain::op_type" of every node outside the standard ONNX domains, in graph order."""
-    return [f"{n.domain}::{n.op_type}" for n in model.graph.node if n.domain not in ("", "ai.onnx")]
+    return [f"{n.domain}::{n.op_type}" for n in model.graph.node if n.domain not in STANDARD_DOMAINS]
 
 
 def rename_domain(model: onnx.ModelProto, domain: str) -> None:
