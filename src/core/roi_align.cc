@@ -4,6 +4,16 @@
 
 namespace opbridge {
 
+Status CheckRoiSampleBudget(int64_t roi, int64_t grid_h, int64_t grid_w, int64_t out_h, int64_t out_w) {
+  const bool axis_ok = grid_h <= kRoiAlignMaxAxisSamples / out_h && grid_w <= kRoiAlignMaxAxisSamples / out_w;
+  if (!axis_ok || (out_h * grid_h) * (out_w * grid_w) > kRoiAlignMaxRoiSamples) {
+    return Status::Error("roi ", roi, " needs a ", grid_h, "x", grid_w, " sampling grid per bin, ",
+                         "more than 2^20 sample rows or columns or 2^31 samples per roi (output ", out_h,
+                         "x", out_w, "); pass a smaller positive sampling_ratio");
+  }
+  return Status::Ok();
+}
+
 Status CheckRoiAlignParams(const RoiAlignParams& p) {
   if (p.output_height < 1 || p.output_width < 1) {
     return Status::Error("output_height and output_width must be >= 1, got ", p.output_height,
@@ -32,9 +42,9 @@ Status CheckRoiAlignShapes(const Shape& input, const Shape& rois) {
   return Status::Ok();
 }
 
-Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch) {
+Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int64_t row_size) {
   for (int64_t r = 0; r < num_rois; ++r) {
-    const float b = rois[r * 5];
+    const float b = rois[r * row_size];
     // Like torchvision and mmcv, the index is truncated toward zero, so the valid values are
     // (-1, N). A NaN fails both comparisons and is rejected too.
     if (!(b > -1.0f && b < static_cast<float>(batch))) {

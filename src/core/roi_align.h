@@ -31,12 +31,18 @@ struct RoiAlignParams {
 constexpr int64_t kRoiAlignMaxAxisSamples = int64_t{1} << 20;
 constexpr int64_t kRoiAlignMaxRoiSamples = int64_t{1} << 31;
 
+// The per-RoI sample limits above, for RoI `roi` with a grid_h x grid_w sampling grid per bin
+// (RoIAlign and RoIAlignRotated).
+Status CheckRoiSampleBudget(int64_t roi, int64_t grid_h, int64_t grid_w, int64_t output_height,
+                            int64_t output_width);
+
 // Attribute rules, checked once when the session is created.
 Status CheckRoiAlignParams(const RoiAlignParams& params);
 // Shape rules: input [N, C, H, W], rois [R, 5].
 Status CheckRoiAlignShapes(const Shape& input, const Shape& rois);
-// Data rules: every batch index rois[r, 0] truncates to an integer in [0, N).
-Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch);
+// Data rules: every batch index rois[r, 0] truncates to an integer in [0, N). Rows hold
+// row_size values (5 for boxes, 6 for rotated boxes).
+Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int64_t row_size = 5);
 // [R, C, output_height, output_width]
 Shape RoiAlignOutputShape(const RoiAlignParams& params, const Shape& input, const Shape& rois);
 

@@ -13,6 +13,7 @@
 #include "ort/ops/nms_rotated.h"
 #include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
+#include "ort/ops/roi_align_rotated.h"
 #include "ort/ops/soft_nms.h"
 #include "ort/ops/trt_batched_nms.h"
 
@@ -58,6 +59,9 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
       Op<NmsMatchOp>("opbridge", "NmsMatch", "nms_match"),
       Op<NmsMatchOp>("mmdeploy", "NMSMatch", "nms_match"),
+      Op<RoiAlignRotatedOp>("opbridge", "RoiAlignRotated", "roi_align_rotated"),
+      Op<RoiAlignRotatedOp>("mmcv", "MMCVRoIAlignRotated", "roi_align_rotated"),
+      Op<RoiAlignRotatedOp>("mmdeploy", "MMCVRoIAlignRotated", "roi_align_rotated"),
   };
   return *ops;
 }

@@ -106,3 +106,60 @@ def greedy_nms_rotated(boxes, scores, iou_threshold, strict=True, categories=Non
         if not suppressed:
             kept.append(j)
     return np.array(kept, dtype=np.int64)
+
+
+def bilinear_rois_rule(plane, y, x):
+    """Samples a [C, H, W] float64 plane at points (y, x) (arrays of one shape) with RoIAlign's
+    rules (spec 5.1): a point outside [-1, H] x [-1, W] reads 0; otherwise negative coordinates
+    clamp to 0, and a coordinate at or past the last row or column reads that row or column.
+    Returns [C, *y.shape]."""
+    channels, height, width = plane.shape
+    out = np.zeros((channels,) + y.shape)
+    if height == 0 or width == 0:
+        return out
+    inside = (y >= -1) & (y <= height) & (x >= -1) & (x <= width)
+    y = np.clip(y, 0, height - 1)
+    x = np.clip(x, 0, width - 1)
+    y0 = np.floor(y).astype(np.int64)
+    x0 = np.floor(x).astype(np.int64)
+    y1 = np.minimum(y0 + 1, height - 1)
+    x1 = np.minimum(x0 + 1, width - 1)
+    ly, lx = y - y0, x - x0
+    value = (plane[:, y0, x0] * (1 - ly) * (1 - lx) + plane[:, y0, x1] * (1 - ly) * lx
+             + plane[:, y1, x0] * ly * (1 - lx) + plane[:, y1, x1] * ly * lx)
+    return np.where(inside, value, 0.0)
+
+
+def roi_align_rotated_reference(features, rois, output_size, spatial_scale=1.0, sampling_ratio=0,
+                                aligned=True, clockwise=False):
+    """RoIAlignRotated in float64, from the contract (spec 5.2): features [N, C, H, W], rois
+    [R, 6] (batch, cx, cy, w, h, theta) -> [R, C, out_h, out_w]."""
+    features = np.asarray(features, np.float64)
+    rois = np.asarray(rois, np.float64)
+    out_h, out_w = output_size
+    out = np.zeros((len(rois), features.shape[1], out_h, out_w))
+    offset = 0.5 if aligned else 0.0
+    for r, (b, cx, cy, w, h, theta) in enumerate(rois):
+        if not np.all(np.isfinite([cx, cy, w, h, theta])):
+            out[r] = np.nan
+            continue
+        cx, cy = cx * spatial_scale - offset, cy * spatial_scale - offset
+        w, h = w * spatial_scale, h * spatial_scale
+        if not aligned:
+            w, h = max(w, 1.0), max(h, 1.0)
+        theta = -theta if clockwise else theta
+        grid_h = sampling_ratio if sampling_ratio > 0 else max(math.ceil(h / out_h), 0)
+        grid_w = sampling_ratio if sampling_ratio > 0 else max(math.ceil(w / out_w), 0)
+        if grid_h == 0 or grid_w == 0:
+            continue  # no samples: the bins are 0
+        # Sample coordinates in the box's frame: bin start plus (i + 0.5) sub-steps.
+        yy = -h / 2 + (np.arange(out_h)[:, None] * h / out_h + (np.arange(grid_h)[None, :] + 0.5) * h / out_h / grid_h)
+        xx = -w / 2 + (np.arange(out_w)[:, None] * w / out_w + (np.arange(grid_w)[None, :] + 0.5) * w / out_w / grid_w)
+        yy = yy.reshape(-1)[:, None]  # (out_h * grid_h, 1)
+        xx = xx.reshape(-1)[None, :]  # (1, out_w * grid_w)
+        y = yy * math.cos(theta) - xx * math.sin(theta) + cy
+        x = yy * math.sin(theta) + xx * math.cos(theta) + cx
+        samples = bilinear_rois_rule(features[int(b)], y, x)  # [C, out_h * grid_h, out_w * grid_w]
+        samples = samples.reshape(features.shape[1], out_h, grid_h, out_w, grid_w)
+        out[r] = samples.sum(axis=(2, 4)) / (grid_h * grid_w)
+    return out

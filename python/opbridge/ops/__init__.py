@@ -13,9 +13,11 @@ from opbridge.ops import nms_match as _nms_match
 from opbridge.ops import nms_rotated as _nms_rotated
 from opbridge.ops import paste_masks as _paste_masks
 from opbridge.ops import roi_align as _roi_align
+from opbridge.ops import roi_align_rotated as _roi_align_rotated
 from opbridge.ops import soft_nms as _soft_nms
 from opbridge.ops import trt_batched_nms as _trt_batched_nms
 from opbridge.ops.roi_align import roi_align, roi_align_reference
+from opbridge.ops.roi_align_rotated import roi_align_rotated
 from opbridge.ops.heatmaps_to_keypoints import heatmaps_to_keypoints
 from opbridge.ops.multi_scale_roi_align import multi_scale_roi_align
 from opbridge.ops.nms import batched_nms, multiclass_nms
@@ -27,8 +29,10 @@ from opbridge.ops.trt_batched_nms import trt_batched_nms, trt_batched_rotated_nm
 
 EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _deform_conv.EXPORT, _nms.EXPORT,
                    _multi_scale_roi_align.EXPORT, _nms_rotated.EXPORT, _paste_masks.EXPORT,
-                   _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT)
+                   _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT,
+                   _roi_align_rotated.EXPORT)
 
 __all__ = ["batched_nms", "batched_nms_rotated", "heatmaps_to_keypoints", "multi_scale_roi_align", "multiclass_nms",
            "multiclass_nms_rotated", "nms_match", "nms_rotated", "paste_masks", "roi_align", "roi_align_reference",
+           "roi_align_rotated",
            "soft_nms", "trt_batched_nms", "trt_batched_rotated_nms", "EXPORT_MAPPINGS"]

@@ -255,12 +255,7 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
   // columns, and 2^31 samples ("max" interpolates every one of them).
   for (int64_t r = 0; r < num_rois; ++r) {
     const RoiGeometry g = MakeGeometry(p, rois + r * 5);
-    const bool axis_ok = g.grid_h <= kRoiAlignMaxAxisSamples / out_h && g.grid_w <= kRoiAlignMaxAxisSamples / out_w;
-    if (!axis_ok || (out_h * g.grid_h) * (out_w * g.grid_w) > kRoiAlignMaxRoiSamples) {
-      return Status::Error("roi ", r, " needs a ", g.grid_h, "x", g.grid_w, " sampling grid per bin, ",
-                           "more than 2^20 sample rows or columns or 2^31 samples per roi (output ", out_h,
-                           "x", out_w, "); pass a smaller positive sampling_ratio");
-    }
+    OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(r, g.grid_h, g.grid_w, out_h, out_w));
   }
 
   RoiGroup group;

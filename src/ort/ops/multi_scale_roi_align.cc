@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/cpu/multi_scale_roi_align.h"
+#include "ort/ops/roi_align.h"
 
 namespace opbridge::ort {
 namespace {
@@ -66,18 +67,7 @@ Status MultiScaleRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) c
 }
 
 Status MultiScaleRoiAlignOp::InferShape(const ShapeInference& infer) {
-  InferredShape rois, first;
-  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &rois));
-  OPBRIDGE_RETURN_IF_ERROR(infer.Input(1, &first));
-  int64_t out_h = -1, out_w = -1;
-  bool has_h = false, has_w = false;
-  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_height", &out_h, &has_h));
-  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_width", &out_w, &has_w));
-  InferredShape out;
-  out.dims = {rois.dims.size() == 2 ? rois.dims[0] : -1, first.dims.size() == 4 ? first.dims[1] : -1,
-              has_h ? out_h : -1, has_w ? out_w : -1};
-  out.symbols = {rois.dims.size() == 2 ? rois.symbols[0] : "", first.dims.size() == 4 ? first.symbols[1] : "", "", ""};
-  return infer.SetOutput(0, kFloat, out);
+  return InferRoiPoolingShape(infer, 1, 0);
 }
 
 }  // namespace opbridge::ort

@@ -5,6 +5,22 @@
 
 namespace opbridge::ort {
 
+Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, size_t rois_input) {
+  InferredShape features, rois;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(features_input, &features));
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(rois_input, &rois));
+  int64_t out_h = -1, out_w = -1;
+  bool has_h = false, has_w = false;
+  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_height", &out_h, &has_h));
+  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_width", &out_w, &has_w));
+  InferredShape out;
+  out.dims = {rois.dims.size() == 2 ? rois.dims[0] : -1, features.dims.size() == 4 ? features.dims[1] : -1,
+              has_h ? out_h : -1, has_w ? out_w : -1};
+  out.symbols = {rois.symbols.size() == 2 ? rois.symbols[0] : "",
+                 features.symbols.size() == 4 ? features.symbols[1] : "", "", ""};
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+}
+
 const OpSchema& RoiAlignOp::Schema() {
   static const OpSchema schema{
       {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
@@ -59,19 +75,7 @@ Status RoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
 }
 
 Status RoiAlignOp::InferShape(const ShapeInference& infer) {
-  InferredShape input, rois;
-  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(infer.Input(1, &rois));
-  int64_t out_h = -1, out_w = -1;
-  bool has_h = false, has_w = false;
-  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_height", &out_h, &has_h));
-  OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_width", &out_w, &has_w));
-  InferredShape out;
-  out.dims = {rois.dims.size() == 2 ? rois.dims[0] : -1, input.dims.size() == 4 ? input.dims[1] : -1,
-              has_h ? out_h : -1, has_w ? out_w : -1};
-  out.symbols = {rois.symbols.size() == 2 ? rois.symbols[0] : "",
-                 input.symbols.size() == 4 ? input.symbols[1] : "", "", ""};
-  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+  return InferRoiPoolingShape(infer, 0, 1);
 }
 
 }  // namespace opbridge::ort

@@ -20,4 +20,9 @@ class RoiAlignOp {
   RoiAlignParams params_;
 };
 
+// The output shape of a RoI pooling op: [R, C, output_height, output_width] from the rois
+// input [R, k], the features input [N, C, H, W] and the output_height / output_width attributes
+// (RoIAlign, RoIAlignRotated and the multi-level variants).
+Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, size_t rois_input);
+
 }  // namespace opbridge::ort

@@ -1,0 +1,242 @@
+// RoIAlignRotated CPU kernel.
+//
+// The arithmetic is mmcv's roi_align_rotated CPU kernel (detectron2's ROIAlignRotated), operation
+// for operation in float32: per bin, a grid_h x grid_w grid of points at
+//   yy = -h/2 + ph * bin_h + (iy + 0.5) * bin_h / grid_h   (and xx likewise)
+// in the box's frame, rotated by theta about the centre:
+//   y = yy * cos(theta) - xx * sin(theta) + cy,   x = yy * sin(theta) + xx * cos(theta) + cx;
+// a point outside [-1, H] x [-1, W] adds nothing, otherwise it is clamped to the map and
+// interpolated between its four neighbours; the bin is the sum over its points divided by
+// max(grid_h * grid_w, 1).
+//
+// Rotation makes the sampling non-separable, so unlike RoIAlign every point keeps its own four
+// neighbours and weights. They depend on the RoI alone: the points of a group of RoIs are
+// prepared once, then one task per channel pools every RoI of the group from that channel's
+// plane, which stays in cache. A RoI with more points than the group budget (an absurd adaptive
+// grid) is not prepared; its points are computed as they are pooled, with the same functions.
+#include "kernels/cpu/roi_align_rotated.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/roi_align.h"
+
+namespace opbridge::cpu {
+namespace {
+
+// The sampling grid of one RoI, in feature-map coordinates.
+struct RotatedGeometry {
+  float center_h, center_w, start_h, start_w, bin_h, bin_w, cos_theta, sin_theta;
+  int64_t grid_h, grid_w;  // >= 0
+  float count;             // max(grid_h * grid_w, 1), the divisor of every bin
+  bool finite;
+};
+
+RotatedGeometry MakeGeometry(const RoiAlignRotatedParams& p, const float* roi) {
+  const float offset = p.aligned ? 0.5f : 0.0f;
+  RotatedGeometry g;
+  g.center_w = roi[1] * p.spatial_scale - offset;
+  g.center_h = roi[2] * p.spatial_scale - offset;
+  float roi_w = roi[3] * p.spatial_scale;
+  float roi_h = roi[4] * p.spatial_scale;
+  const float theta = p.clockwise ? -roi[5] : roi[5];
+  // In double, rounded once: the C library's float cosf / sinf are not correctly rounded and
+  // glibc picks an FMA build of them on CPUs that have FMA, which would make results depend on
+  // the CPU (mmcv calls cosf / sinf; the difference is at most one float ulp of cos and sin).
+  g.cos_theta = static_cast<float>(std::cos(static_cast<double>(theta)));
+  g.sin_theta = static_cast<float>(std::sin(static_cast<double>(theta)));
+  if (!p.aligned) {  // legacy behaviour: force malformed RoIs to be 1x1
+    roi_w = std::max(roi_w, 1.0f);
+    roi_h = std::max(roi_h, 1.0f);
+  }
+  g.finite = std::isfinite(g.center_w) && std::isfinite(g.center_h) && std::isfinite(roi_w) &&
+             std::isfinite(roi_h) && std::isfinite(theta);
+  g.bin_h = roi_h / static_cast<float>(p.output_height);
+  g.bin_w = roi_w / static_cast<float>(p.output_width);
+  g.start_h = -roi_h / 2.0f;
+  g.start_w = -roi_w / 2.0f;
+  int64_t grid_h = 0, grid_w = 0;
+  if (!g.finite) {
+    grid_h = grid_w = 0;
+  } else if (p.sampling_ratio > 0) {
+    grid_h = grid_w = p.sampling_ratio;
+  } else {
+    // ceil(side / out) like mmcv; a negative aligned side gives a grid <= 0, which takes no
+    // samples. Clamped to [0, limit] before the integer conversion, which is undefined outside
+    // int64's range: huge boxes are rejected by the sample limits.
+    const float limit = static_cast<float>(kRoiAlignMaxAxisSamples) + 1.0f;
+    grid_h = static_cast<int64_t>(std::clamp(std::ceil(roi_h / p.output_height), 0.0f, limit));
+    grid_w = static_cast<int64_t>(std::clamp(std::ceil(roi_w / p.output_width), 0.0f, limit));
+  }
+  g.grid_h = grid_h;
+  g.grid_w = grid_w;
+  g.count = static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
+  return g;
+}
+
+// One sample point: its four neighbours as offsets into a channel plane, and their weights
+// (mmcv's w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx). pos[0] < 0 marks a point outside the map.
+struct SampleTaps {
+  int64_t pos[4];
+  float w[4];
+};
+
+// The point of sample (iy, ix) of bin (ph, pw), and its taps.
+SampleTaps MakeTaps(const RotatedGeometry& g, int64_t ph, int64_t pw, int64_t iy, int64_t ix, int64_t height,
+                    int64_t width) {
+  const float yy = g.start_h + static_cast<float>(ph) * g.bin_h +
+                   (static_cast<float>(iy) + 0.5f) * g.bin_h / static_cast<float>(g.grid_h);
+  const float xx = g.start_w + static_cast<float>(pw) * g.bin_w +
+                   (static_cast<float>(ix) + 0.5f) * g.bin_w / static_cast<float>(g.grid_w);
+  float y = yy * g.cos_theta - xx * g.sin_theta + g.center_h;
+  float x = yy * g.sin_theta + xx * g.cos_theta + g.center_w;
+  // An empty axis has no pixel to read: every point is outside (mmcv reads index -1 there).
+  // Compared in double, as mmcv does (an int64 size may not be a float).
+  if (height == 0 || width == 0 || y < -1.0f || static_cast<double>(y) > static_cast<double>(height) ||
+      x < -1.0f || static_cast<double>(x) > static_cast<double>(width)) {
+    return {{-1, 0, 0, 0}, {0.f, 0.f, 0.f, 0.f}};
+  }
+  if (y < 0) y = 0;
+  if (x < 0) x = 0;
+  int64_t y_low = static_cast<int64_t>(y), x_low = static_cast<int64_t>(x), y_high, x_high;
+  if (y_low >= height - 1) {
+    y_high = y_low = height - 1;
+    y = static_cast<float>(y_low);
+  } else {
+    y_high = y_low + 1;
+  }
+  if (x_low >= width - 1) {
+    x_high = x_low = width - 1;
+    x = static_cast<float>(x_low);
+  } else {
+    x_high = x_low + 1;
+  }
+  const float ly = y - static_cast<float>(y_low), lx = x - static_cast<float>(x_low);
+  const float hy = 1.0f - ly, hx = 1.0f - lx;
+  return {{y_low * width + x_low, y_low * width + x_high, y_high * width + x_low, y_high * width + x_high},
+          {hy * hx, hy * lx, ly * hx, ly * lx}};
+}
+
+inline float Interpolate(const SampleTaps& t, const float* in) {
+  return t.w[0] * in[t.pos[0]] + t.w[1] * in[t.pos[1]] + t.w[2] * in[t.pos[2]] + t.w[3] * in[t.pos[3]];
+}
+
+// A RoI of a group: its geometry and, when prepared, where its taps start in the group's array.
+struct GroupRoi {
+  RotatedGeometry geometry;
+  int64_t batch_index;
+  bool prepared;
+  size_t taps;
+};
+
+// RoIs are prepared in groups of at most this many sample points (3 MB of taps).
+constexpr size_t kGroupSampleBudget = size_t{1} << 16;
+
+// Pools one RoI from one channel plane, from its prepared taps.
+void PoolPrepared(const RoiAlignRotatedParams& p, const GroupRoi& r, const SampleTaps* taps, const float* in,
+                  float* out) {
+  const int64_t samples_per_bin = r.geometry.grid_h * r.geometry.grid_w;
+  for (int64_t bin = 0; bin < p.output_height * p.output_width; ++bin) {
+    float sum = 0.0f;
+    for (int64_t s = 0; s < samples_per_bin; ++s, ++taps) {
+      if (taps->pos[0] >= 0) sum += Interpolate(*taps, in);
+    }
+    out[bin] = sum / r.geometry.count;
+  }
+}
+
+// Pools one RoI from one channel plane, computing its taps as it goes.
+void PoolStreamed(const RoiAlignRotatedParams& p, const GroupRoi& r, int64_t height, int64_t width, const float* in,
+                  float* out) {
+  const RotatedGeometry& g = r.geometry;
+  for (int64_t ph = 0; ph < p.output_height; ++ph) {
+    for (int64_t pw = 0; pw < p.output_width; ++pw) {
+      float sum = 0.0f;
+      for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+        for (int64_t ix = 0; ix < g.grid_w; ++ix) {
+          const SampleTaps t = MakeTaps(g, ph, pw, iy, ix, height, width);
+          if (t.pos[0] >= 0) sum += Interpolate(t, in);
+        }
+      }
+      out[ph * p.output_width + pw] = sum / g.count;
+    }
+  }
+}
+
+}  // namespace
+
+Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64_t batch, int64_t channels,
+                       int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
+                       const TaskRunner& runner, const int64_t* output_rows) {
+  (void)batch;
+  const int64_t out_h = p.output_height, out_w = p.output_width;
+  const int64_t plane = height * width;
+  const int64_t bins = out_h * out_w;
+
+  // Reject absurd grids before starting any work (RoIAlign's per-RoI sample limits).
+  for (int64_t r = 0; r < num_rois; ++r) {
+    const RotatedGeometry g = MakeGeometry(p, rois + r * 6);
+    OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(r, g.grid_h, g.grid_w, out_h, out_w));
+  }
+
+  std::vector<GroupRoi> group;
+  std::vector<SampleTaps> taps;
+  for (int64_t first = 0; first < num_rois;) {
+    // Prepare a group of RoIs: their sample points are shared by all channels.
+    group.clear();
+    int64_t last = first;
+    size_t num_taps = 0;
+    while (last < num_rois && (last == first || num_taps < kGroupSampleBudget)) {
+      const float* roi = rois + last * 6;
+      GroupRoi r;
+      r.geometry = MakeGeometry(p, roi);
+      r.batch_index = static_cast<int64_t>(roi[0]);
+      const size_t samples = static_cast<size_t>(bins * r.geometry.grid_h * r.geometry.grid_w);
+      r.prepared = samples <= kGroupSampleBudget;
+      r.taps = num_taps;
+      if (r.prepared) num_taps += samples;
+      group.push_back(r);
+      ++last;
+    }
+    // Their sample points, one task per RoI.
+    taps.resize(num_taps);
+    OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, group.size(), [&](size_t k) {
+      const GroupRoi& r = group[k];
+      if (!r.prepared) return;
+      const RotatedGeometry& g = r.geometry;
+      SampleTaps* t = taps.data() + r.taps;
+      for (int64_t ph = 0; ph < out_h; ++ph) {
+        for (int64_t pw = 0; pw < out_w; ++pw) {
+          for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+            for (int64_t ix = 0; ix < g.grid_w; ++ix) *t++ = MakeTaps(g, ph, pw, iy, ix, height, width);
+          }
+        }
+      }
+    }));
+    // One task per channel: it pools every RoI of the group from that channel's plane.
+    OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(channels), [&](size_t task) {
+      const int64_t c = static_cast<int64_t>(task);
+      for (size_t k = 0; k < group.size(); ++k) {
+        const GroupRoi& r = group[k];
+        const int64_t index = first + static_cast<int64_t>(k);
+        float* out = output + ((output_rows ? output_rows[index] : index) * channels + c) * bins;
+        if (!r.geometry.finite) {  // NaN or infinite box: the result is undefined, say so with NaN
+          std::fill(out, out + bins, std::numeric_limits<float>::quiet_NaN());
+          continue;
+        }
+        const float* in = input + (r.batch_index * channels + c) * plane;
+        if (r.prepared) {
+          PoolPrepared(p, r, taps.data() + r.taps, in, out);
+        } else {
+          PoolStreamed(p, r, height, width, in, out);
+        }
+      }
+    }));
+    first = last;
+  }
+  return Status::Ok();
+}
+
+}  // namespace opbridge::cpu
