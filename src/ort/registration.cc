@@ -13,6 +13,7 @@
 #include "ort/ops/nms_rotated.h"
 #include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
+#include "ort/ops/rotated_feature_align.h"
 #include "ort/ops/soft_nms.h"
 #include "ort/ops/trt_batched_nms.h"
 
@@ -58,6 +59,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
       Op<NmsMatchOp>("opbridge", "NmsMatch", "nms_match"),
       Op<NmsMatchOp>("mmdeploy", "NMSMatch", "nms_match"),
+      Op<RotatedFeatureAlignOp>("opbridge", "RotatedFeatureAlign", "rotated_feature_align"),
+      Op<RotatedFeatureAlignOp>("mmcv", "MMCVRotatedFeatureAlign", "rotated_feature_align"),
   };
   return *ops;
 }
