@@ -14,6 +14,7 @@
 #include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
 #include "ort/ops/roi_align_rotated.h"
+#include "ort/ops/rotated_feature_align.h"
 #include "ort/ops/soft_nms.h"
 #include "ort/ops/trt_batched_nms.h"
 
@@ -62,6 +63,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<RoiAlignRotatedOp>("opbridge", "RoiAlignRotated", "roi_align_rotated"),
       Op<RoiAlignRotatedOp>("mmcv", "MMCVRoIAlignRotated", "roi_align_rotated"),
       Op<RoiAlignRotatedOp>("mmdeploy", "MMCVRoIAlignRotated", "roi_align_rotated"),
+      Op<RotatedFeatureAlignOp>("opbridge", "RotatedFeatureAlign", "rotated_feature_align"),
+      Op<RotatedFeatureAlignOp>("mmcv", "MMCVRotatedFeatureAlign", "rotated_feature_align"),
   };
   return *ops;
 }

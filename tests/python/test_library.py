@@ -54,7 +54,8 @@ def test_every_manifest_identity_is_registered(domain, name, op):
     identity = f"{domain}::{name}"
     signature = op.signature(identity)
     inputs = [t.name for t in signature.inputs]
-    attrs = {a.name: SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes if a.required}
+    attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes
+             if a.required}
     model = one_node_model(identity, attrs, inputs, [t.name for t in signature.outputs],
                            input_types={t.name: t.dtype for t in signature.inputs})
     session = opbridge.create_session(model)
@@ -240,7 +241,8 @@ def test_wrong_input_dtype_is_reported_by_the_op(domain, name, op):
     none of them)."""
     identity = f"{domain}::{name}"
     signature = op.signature(identity)
-    attrs = {a.name: SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes if a.required}
+    attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes
+             if a.required}
     for index, wrong in enumerate(signature.inputs):
         bad_dtype = "float64" if wrong.dtype != "float64" else "float32"
         types = {t.name: t.dtype for t in signature.inputs}

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "kernels/cpu/pixel_chunks.h"
+
 namespace opbridge::cpu {
 namespace {
 
@@ -189,70 +191,56 @@ Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, 
   auto* taps = static_cast<int32_t*>(scratch);
   const int64_t kTapWords = TapWords(p.interpolation);
 
-  for (int64_t n = 0; n < batch; ++n) {
-    for (int64_t chunk = 0; chunk < out_plane; chunk += kChunkPixels) {
-      const int64_t len = std::min(kChunkPixels, out_plane - chunk);
-      const float* grid_chunk = grid + (n * out_plane + chunk) * 2;
-
-      // 1. The taps of every pixel of the chunk, computed once for all channels.
-      OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, NumChunks(len, kTapBlock), [&](size_t task) {
-        const int64_t begin = static_cast<int64_t>(task) * kTapBlock;
-        const int64_t end = std::min(len, begin + kTapBlock);
-        for (int64_t i = begin; i < end; ++i) {
-          const float gx = grid_chunk[2 * i], gy = grid_chunk[2 * i + 1];
-          int32_t* t = taps + i * kTapWords;
-          float* w = reinterpret_cast<float*>(t);
-          if (p.interpolation == GridInterpolation::kBilinear) {
-            BilinearTaps(geo, gx, gy, t, w + 4);
-          } else if (p.interpolation == GridInterpolation::kNearest) {
-            t[0] = NearestTap(geo, gx, gy);
-          } else {
-            BicubicTaps(geo, gx, gy, t, t + 4, w + 8, w + 12);
-          }
-        }
-      }));
-
-      // 2. Interpolation, one task per channel and run of pixels: the task reads one channel
-      // plane, which stays in cache while the taps stream by.
-      const int64_t runs = static_cast<int64_t>(NumChunks(len, kRunPixels));
-      OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(channels * runs), [&](size_t task) {
-        const int64_t c = static_cast<int64_t>(task) / runs;
-        const int64_t begin = (static_cast<int64_t>(task) % runs) * kRunPixels;
-        const int64_t end = std::min(len, begin + kRunPixels);
-        const float* plane = input + (n * channels + c) * in_plane;
-        float* out = output + (n * channels + c) * out_plane + chunk;
-        if (p.interpolation == GridInterpolation::kBilinear) {
-          for (int64_t i = begin; i < end; ++i) {
-            const int32_t* o = taps + i * kTapWords;
-            const float* w = reinterpret_cast<const float*>(o) + 4;
-            // ATen's order: (nw_val * nw) + (ne_val * ne) + (sw_val * sw) + (se_val * se).
-            out[i] = Read(plane, o[0]) * w[0] + Read(plane, o[1]) * w[1] + Read(plane, o[2]) * w[2] +
-                     Read(plane, o[3]) * w[3];
-          }
-        } else if (p.interpolation == GridInterpolation::kNearest) {
-          for (int64_t i = begin; i < end; ++i) out[i] = Read(plane, taps[i * kTapWords]);
-        } else {
-          for (int64_t i = begin; i < end; ++i) {
-            const int32_t* cols = taps + i * kTapWords;
-            const int32_t* rows = cols + 4;
-            const float* wx = reinterpret_cast<const float*>(cols) + 8;
-            const float* wy = wx + 4;
-            // Interpolate along x within each of the 4 rows, then along y (ATen's order).
-            float row_values[4];
-            for (int k = 0; k < 4; ++k) {
-              const int32_t r = rows[k];
-              float v[4];
-              for (int j = 0; j < 4; ++j) v[j] = (r >= 0 && cols[j] >= 0) ? plane[r + cols[j]] : 0.0f;
-              row_values[k] = v[0] * wx[0] + v[1] * wx[1] + v[2] * wx[2] + v[3] * wx[3];
-            }
-            out[i] = row_values[0] * wy[0] + row_values[1] * wy[1] + row_values[2] * wy[2] +
-                     row_values[3] * wy[3];
-          }
-        }
-      }));
+  // 1. The taps of every pixel of a chunk, computed once for all channels.
+  auto prepare = [&](int64_t n, int64_t chunk, int64_t begin, int64_t end) {
+    const float* grid_chunk = grid + (n * out_plane + chunk) * 2;
+    for (int64_t i = begin; i < end; ++i) {
+      const float gx = grid_chunk[2 * i], gy = grid_chunk[2 * i + 1];
+      int32_t* t = taps + i * kTapWords;
+      float* w = reinterpret_cast<float*>(t);
+      if (p.interpolation == GridInterpolation::kBilinear) {
+        BilinearTaps(geo, gx, gy, t, w + 4);
+      } else if (p.interpolation == GridInterpolation::kNearest) {
+        t[0] = NearestTap(geo, gx, gy);
+      } else {
+        BicubicTaps(geo, gx, gy, t, t + 4, w + 8, w + 12);
+      }
     }
-  }
-  return Status::Ok();
+  };
+  // 2. Interpolation of one channel plane at a run of those taps.
+  auto apply = [&](int64_t n, int64_t c, int64_t chunk, int64_t begin, int64_t end) {
+    const float* plane = input + (n * channels + c) * in_plane;
+    float* out = output + (n * channels + c) * out_plane + chunk;
+    if (p.interpolation == GridInterpolation::kBilinear) {
+      for (int64_t i = begin; i < end; ++i) {
+        const int32_t* o = taps + i * kTapWords;
+        const float* w = reinterpret_cast<const float*>(o) + 4;
+        // ATen's order: (nw_val * nw) + (ne_val * ne) + (sw_val * sw) + (se_val * se).
+        out[i] = Read(plane, o[0]) * w[0] + Read(plane, o[1]) * w[1] + Read(plane, o[2]) * w[2] +
+                 Read(plane, o[3]) * w[3];
+      }
+    } else if (p.interpolation == GridInterpolation::kNearest) {
+      for (int64_t i = begin; i < end; ++i) out[i] = Read(plane, taps[i * kTapWords]);
+    } else {
+      for (int64_t i = begin; i < end; ++i) {
+        const int32_t* cols = taps + i * kTapWords;
+        const int32_t* rows = cols + 4;
+        const float* wx = reinterpret_cast<const float*>(cols) + 8;
+        const float* wy = wx + 4;
+        // Interpolate along x within each of the 4 rows, then along y (ATen's order).
+        float row_values[4];
+        for (int k = 0; k < 4; ++k) {
+          const int32_t r = rows[k];
+          float v[4];
+          for (int j = 0; j < 4; ++j) v[j] = (r >= 0 && cols[j] >= 0) ? plane[r + cols[j]] : 0.0f;
+          row_values[k] = v[0] * wx[0] + v[1] * wx[1] + v[2] * wx[2] + v[3] * wx[3];
+        }
+        out[i] = row_values[0] * wy[0] + row_values[1] * wy[1] + row_values[2] * wy[2] +
+                 row_values[3] * wy[3];
+      }
+    }
+  };
+  return ForEachPixelChunk(runner, batch, channels, out_plane, {kChunkPixels, kTapBlock, kRunPixels}, prepare, apply);
 }
 
 }  // namespace opbridge::cpu

@@ -1,0 +1,56 @@
+// Rotated feature align ORT glue: opbridge::RotatedFeatureAlign and mmcv::MMCVRotatedFeatureAlign.
+#include "ort/ops/rotated_feature_align.h"
+
+#include "kernels/cpu/rotated_feature_align.h"
+
+namespace opbridge::ort {
+
+const OpSchema& RotatedFeatureAlignOp::Schema() {
+  // Both attributes are required, as in mmcv's ORT op (which reads them with no fallback); mmcv's
+  // exporter always writes both.
+  static const OpSchema schema{
+      {{"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+       {"best_rbboxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {RequiredFloatAttr("spatial_scale"), RequiredIntAttr("points")}};
+  return schema;
+}
+
+Status RotatedFeatureAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                                     std::unique_ptr<RotatedFeatureAlignOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  RotatedFeatureAlignParams p;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("spatial_scale", &p.spatial_scale));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("points", &p.points));
+  OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignParams(p));
+  *op = std::make_unique<RotatedFeatureAlignOp>(p);
+  return Status::Ok();
+}
+
+Status RotatedFeatureAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor features, boxes;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &features));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &boxes));
+  OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignShapes(features.shape, boxes.shape));
+  const Shape out_shape = RotatedFeatureAlignOutputShape(features.shape);
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  return cpu::RotatedFeatureAlign(params_, features.Data<float>(), features.shape[0], features.shape[1],
+                                  features.shape[2], features.shape[3], boxes.Data<float>(),
+                                  static_cast<float*>(output), OrtTaskRunner(api, ctx));
+}
+
+Status RotatedFeatureAlignOp::InferShape(const ShapeInference& infer) {
+  InferredShape features;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &features));
+  InferredShape out;
+  if (features.dims.size() == 4) {
+    out = features;
+  } else {
+    out.dims = {-1, -1, -1, -1};
+    out.symbols = {"", "", "", ""};
+  }
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+}
+
+}  // namespace opbridge::ort
