@@ -7,6 +7,7 @@
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
+#include "ort/ops/multi_level_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
 #include "ort/ops/nms.h"
 #include "ort/ops/nms_match.h"
@@ -58,6 +59,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
       Op<NmsMatchOp>("opbridge", "NmsMatch", "nms_match"),
       Op<NmsMatchOp>("mmdeploy", "NMSMatch", "nms_match"),
+      Op<MultiLevelRoiAlignOp>("opbridge", "MultiLevelRoiAlign", "multi_level_roi_align"),
+      Op<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
   };
   return *ops;
 }

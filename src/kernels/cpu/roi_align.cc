@@ -257,8 +257,8 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
     const RoiGeometry g = MakeGeometry(p, rois + r * 5);
     const bool axis_ok = g.grid_h <= kRoiAlignMaxAxisSamples / out_h && g.grid_w <= kRoiAlignMaxAxisSamples / out_w;
     if (!axis_ok || (out_h * g.grid_h) * (out_w * g.grid_w) > kRoiAlignMaxRoiSamples) {
-      return Status::Error("roi ", r, " needs a ", g.grid_h, "x", g.grid_w, " sampling grid per bin, ",
-                           "more than 2^20 sample rows or columns or 2^31 samples per roi (output ", out_h,
+      return Status::Error("roi ", output_rows ? output_rows[r] : r, " needs a ", g.grid_h, "x", g.grid_w,
+                           " sampling grid per bin, more than 2^20 sample rows or columns or 2^31 samples per roi (output ", out_h,
                            "x", out_w, "); pass a smaller positive sampling_ratio");
     }
   }
