@@ -15,6 +15,7 @@ from opbridge.ops import paste_masks as _paste_masks
 from opbridge.ops import roi_align as _roi_align
 from opbridge.ops import soft_nms as _soft_nms
 from opbridge.ops import trt_batched_nms as _trt_batched_nms
+from opbridge.ops import multi_level_roi_align as _multi_level_roi_align
 from opbridge.ops.roi_align import roi_align, roi_align_reference
 from opbridge.ops.heatmaps_to_keypoints import heatmaps_to_keypoints
 from opbridge.ops.multi_scale_roi_align import multi_scale_roi_align
@@ -24,11 +25,13 @@ from opbridge.ops.nms_rotated import batched_nms_rotated, multiclass_nms_rotated
 from opbridge.ops.paste_masks import paste_masks
 from opbridge.ops.soft_nms import soft_nms
 from opbridge.ops.trt_batched_nms import trt_batched_nms, trt_batched_rotated_nms
+from opbridge.ops.multi_level_roi_align import multi_level_roi_align
 
 EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _deform_conv.EXPORT, _nms.EXPORT,
                    _multi_scale_roi_align.EXPORT, _nms_rotated.EXPORT, _paste_masks.EXPORT,
-                   _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT)
+                   _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT,
+                   _multi_level_roi_align.EXPORT)
 
 __all__ = ["batched_nms", "batched_nms_rotated", "heatmaps_to_keypoints", "multi_scale_roi_align", "multiclass_nms",
            "multiclass_nms_rotated", "nms_match", "nms_rotated", "paste_masks", "roi_align", "roi_align_reference",
-           "soft_nms", "trt_batched_nms", "trt_batched_rotated_nms", "EXPORT_MAPPINGS"]
+           "soft_nms", "trt_batched_nms", "trt_batched_rotated_nms", "multi_level_roi_align", "EXPORT_MAPPINGS"]
