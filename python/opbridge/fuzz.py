@@ -305,10 +305,10 @@ def _sane(attr, rng):
         length = len(default) if default and rng.random() < 0.9 else int(rng.choice([1, 1, 2, 4]))
         base = 0 if "pad" in attr.name else 1
         return [int(rng.integers(base, base + 3)) for _ in range(length)]
-    # floats (MultiScaleRoIAlign's spatial_scales: 1 / stride, finest first)
+    # floats (MultiScaleRoIAlign's spatial_scales: 1 / stride, finest first; featmap_strides)
     length = int(rng.integers(1, 5))
     first = int(rng.integers(0, 4))
-    return [2.0 ** -(first + k) for k in range(length)]
+    return _pyramid_floats(attr.name, first, length)
 
 
 def _match_scales(attributes, count, rng) -> None:
@@ -318,7 +318,14 @@ def _match_scales(attributes, count, rng) -> None:
         if kind == "floats" and isinstance(value, list) and value and all(v > 0 for v in value) \
                 and rng.random() < 0.8:
             first = int(rng.integers(0, 4))
-            attributes[i] = (name, kind, [2.0 ** -(first + k) for k in range(count)])
+            attributes[i] = (name, kind, _pyramid_floats(name, first, count))
+
+
+def _pyramid_floats(name: str, first: int, count: int) -> list[float]:
+    """A pyramid's values per level, finest first: strides 2^k for a "strides" attribute, else
+    scales 2^-k."""
+    sign = 1 if name.endswith("strides") else -1
+    return [2.0 ** (sign * (first + k)) for k in range(count)]
 
 
 class _Symbols:

@@ -7,6 +7,7 @@
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
+#include "ort/ops/multi_level_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
 #include "ort/ops/nms.h"
 #include "ort/ops/nms_match.h"
@@ -65,6 +66,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<RoiAlignRotatedOp>("mmdeploy", "MMCVRoIAlignRotated", "roi_align_rotated"),
       Op<RotatedFeatureAlignOp>("opbridge", "RotatedFeatureAlign", "rotated_feature_align"),
       Op<RotatedFeatureAlignOp>("mmcv", "MMCVRotatedFeatureAlign", "rotated_feature_align"),
+      Op<MultiLevelRoiAlignOp>("opbridge", "MultiLevelRoiAlign", "multi_level_roi_align"),
+      Op<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
   };
   return *ops;
 }

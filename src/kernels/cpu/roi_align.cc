@@ -255,7 +255,7 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
   // columns, and 2^31 samples ("max" interpolates every one of them).
   for (int64_t r = 0; r < num_rois; ++r) {
     const RoiGeometry g = MakeGeometry(p, rois + r * 5);
-    OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(r, g.grid_h, g.grid_w, out_h, out_w));
+    OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(output_rows ? output_rows[r] : r, g.grid_h, g.grid_w, out_h, out_w));
   }
 
   RoiGroup group;

@@ -178,7 +178,7 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
   // Reject absurd grids before starting any work (RoIAlign's per-RoI sample limits).
   for (int64_t r = 0; r < num_rois; ++r) {
     const RotatedGeometry g = MakeGeometry(p, rois + r * 6);
-    OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(r, g.grid_h, g.grid_w, out_h, out_w));
+    OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(output_rows ? output_rows[r] : r, g.grid_h, g.grid_w, out_h, out_w));
   }
 
   std::vector<GroupRoi> group;

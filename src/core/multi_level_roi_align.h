@@ -1,0 +1,60 @@
+// Multi-level RoIAlign (mmdet's SingleRoIExtractor over mmcv's RoIAlign; mmdeploy's TensorRT
+// plugin MMCVMultiLevelRoiAlign): parameters, validation and mmdet's level mapper, shared by
+// every backend.
+//
+// Each RoI is assigned to one feature map by mmdet's map_roi_levels (finest_scale rule), its
+// box is optionally rescaled about its centre (mmdet's roi_rescale), and it is pooled from that
+// map with RoIAlign at 1 / stride. See docs/ops/multi_level_roi_align.md for where opbridge
+// differs from the plugin.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/roi_align.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace opbridge {
+
+// The plugin keeps its per-level data in arrays of 10 (kMAX_FEATMAP_SIZE): a graph with more
+// feature maps does not run there, so opbridge refuses it too rather than accept a graph
+// TensorRT cannot build.
+constexpr int64_t kMultiLevelRoiAlignMaxLevels = 10;
+
+struct MultiLevelRoiAlignParams {
+  RoiAlignParams roi_align;           // output size, sampling ratio, pool mode, aligned
+  std::vector<float> featmap_strides;  // one per feature map, as the node lists them
+  std::vector<float> spatial_scales;   // 1 / stride in float32, as mmcv's RoIAlign receives it
+  int64_t finest_scale = 56;
+  // Boxes are rescaled about their centres by this factor when it is > 0 and not 1 (see
+  // MmdetRoiRescale); otherwise they are pooled as given.
+  float roi_scale_factor = -1.0f;
+  bool rescale = false;
+};
+
+// Attribute rules (session creation). pool_mode: 0 max, 1 avg (the plugin's codes).
+Status MakeMultiLevelRoiAlignParams(int64_t output_height, int64_t output_width, int64_t pool_mode,
+                                    int64_t sampling_ratio, const std::vector<float>& featmap_strides,
+                                    float roi_scale_factor, int64_t finest_scale, int64_t aligned,
+                                    MultiLevelRoiAlignParams* params);
+
+// Feature-map rules shared by the multi-level RoI ops: `num_levels` maps (one per entry of the
+// attribute `strides_name`), each [N, C, H_l, W_l] with the N and C of map 0.
+Status CheckFeatureLevelShapes(const std::vector<Shape>& features, size_t num_levels, const char* strides_name);
+// Shape rules: rois [R, 5]; the feature maps as above.
+Status CheckMultiLevelRoiAlignShapes(const MultiLevelRoiAlignParams& params, const Shape& rois,
+                                     const std::vector<Shape>& features);
+
+// mmdet's map_roi_levels for a RoI of scale sqrt(area), every step in float32 as mmdet computes
+// it: clamp(floor(log2(scale / finest_scale + 1e-6)), 0, num_levels - 1). -1 when that is NaN (a
+// NaN coordinate, or a negative area: one side inverted): mmdet's .long() of NaN matches no level
+// and the RoI keeps the zero row its output starts with. (mmdet's extractors skip the mapper when
+// there is one feature map; callers decide that.)
+int64_t MmdetRoiLevel(float scale, int64_t finest_scale, int64_t num_levels);
+
+// mmdet's BaseRoIExtractor.roi_rescale of a box (x1, y1, x2, y2), in float32: the centre stays,
+// the sides are multiplied by `factor` (no +1 convention).
+void MmdetRoiRescale(const float* box, float factor, float* rescaled);
+
+}  // namespace opbridge
