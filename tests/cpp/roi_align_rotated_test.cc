@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -34,7 +35,8 @@ std::vector<float> RunRotated(const RoiAlignRotatedParams& p, const Feature& f, 
                        const TaskRunner& runner) {
   const int64_t r = static_cast<int64_t>(rois.size() / 6);
   std::vector<float> out(static_cast<size_t>(r * f.c * p.output_height * p.output_width));
-  Status s = cpu::RoiAlignRotated(p, f.data.data(), f.n, f.c, f.h, f.w, rois.data(), r, out.data(), runner);
+  HeapScratchAllocator scratch;
+  Status s = cpu::RoiAlignRotated(p, f.data.data(), f.n, f.c, f.h, f.w, rois.data(), r, out.data(), scratch, runner);
   EXPECT_TRUE(s.ok()) << s.message();
   return out;
 }
@@ -105,7 +107,8 @@ TEST(RoiAlignRotated, OutputRowsPlaceEachRoi) {
   const auto in_order = RunRotated(p, f, rois, SerialTaskRunner());
   const int64_t rows[] = {1, 0};
   std::vector<float> swapped(in_order.size());
-  ASSERT_TRUE(cpu::RoiAlignRotated(p, f.data.data(), 1, 2, 16, 16, rois.data(), 2, swapped.data(),
+  HeapScratchAllocator scratch;
+  ASSERT_TRUE(cpu::RoiAlignRotated(p, f.data.data(), 1, 2, 16, 16, rois.data(), 2, swapped.data(), scratch,
                                    SerialTaskRunner(), rows).ok());
   const size_t row = in_order.size() / 2;
   for (size_t i = 0; i < row; ++i) {
@@ -132,6 +135,42 @@ TEST(RoiAlignRotated, ThreadCountDoesNotChangeResults) {
   const auto serial = RunRotated(p, f, rois, SerialTaskRunner());
   const auto threaded = RunRotated(p, f, rois, testing::ThreadedTaskRunner(3));
   EXPECT_EQ(serial, threaded);
+}
+
+
+// Many RoIs over a small map take the blocked path (channels interleaved in blocks, the last one
+// partial); one channel alone takes the planar path. Every channel must come out bit for bit the
+// same either way.
+TEST(RoiAlignRotated, BlockedAndPlanarPathsAgreeBitForBit) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  std::uniform_real_distribution<float> unit(0.f, 1.f);
+  const int64_t channels = 40, h = 12, w = 17;
+  Feature f{2, channels, h, w, std::vector<float>(2 * channels * h * w)};
+  for (float& v : f.data) v = normal(rng);
+  std::vector<float> rois;
+  for (int r = 0; r < 60; ++r) {
+    rois.insert(rois.end(), {static_cast<float>(r % 2), unit(rng) * 24 - 2, unit(rng) * 18 - 2, unit(rng) * 20,
+                             unit(rng) * 20, unit(rng) * 8 - 4});
+  }
+  RoiAlignRotatedParams p;
+  p.output_height = 3;
+  p.output_width = 4;
+  p.sampling_ratio = 0;
+  const auto all = RunRotated(p, f, rois, testing::ThreadedTaskRunner(2));
+  const int64_t bins = 12;
+  for (int64_t c = 0; c < channels; ++c) {
+    Feature one{2, 1, h, w, std::vector<float>(2 * h * w)};
+    for (int64_t b = 0; b < 2; ++b) {
+      std::copy_n(f.data.begin() + (b * channels + c) * h * w, h * w, one.data.begin() + b * h * w);
+    }
+    const auto alone = RunRotated(p, one, rois, SerialTaskRunner());
+    for (int64_t r = 0; r < 60; ++r) {
+      for (int64_t bin = 0; bin < bins; ++bin) {
+        ASSERT_EQ(all[(r * channels + c) * bins + bin], alone[r * bins + bin]) << "roi " << r << " channel " << c;
+      }
+    }
+  }
 }
 
 }  // namespace

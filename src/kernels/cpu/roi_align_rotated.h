@@ -5,6 +5,7 @@
 
 #include "core/parallel.h"
 #include "core/roi_align_rotated.h"
+#include "core/scratch.h"
 #include "core/status.h"
 
 namespace opbridge::cpu {
@@ -13,8 +14,10 @@ namespace opbridge::cpu {
 // width, height, theta), batch indices already checked with CheckRoiAlignRois; output:
 // [num_rois, channels, out_h, out_w]. With output_rows, roi k writes output row output_rows[k]
 // instead of row k (multi-level pooling writes each level's rois into their places in one output).
+// Scratch: the sample points of a group of rois (up to 8 MB), and per task a copy of the images'
+// channels it pools, interleaved (32 channels of every image a group reads).
 Status RoiAlignRotated(const RoiAlignRotatedParams& params, const float* input, int64_t batch, int64_t channels,
                        int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
-                       const TaskRunner& runner, const int64_t* output_rows = nullptr);
+                       ScratchAllocator& scratch, const TaskRunner& runner, const int64_t* output_rows = nullptr);
 
 }  // namespace opbridge::cpu

@@ -55,8 +55,10 @@ Status RoiAlignRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx) cons
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
   if (NumElements(out_shape) == 0) return Status::Ok();
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cpu::RoiAlignRotated(params_, input.Data<float>(), batch, input.shape[1], input.shape[2],
-                              input.shape[3], rois.Data<float>(), rois.shape[0], static_cast<float*>(output),
+                              input.shape[3], rois.Data<float>(), rois.shape[0], static_cast<float*>(output), scratch,
                               OrtTaskRunner(api, ctx));
 }
 
