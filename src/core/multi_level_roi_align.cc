@@ -5,10 +5,8 @@
 
 namespace opbridge {
 
-Status MakeMultiLevelRoiAlignParams(int64_t output_height, int64_t output_width, int64_t pool_mode,
-                                    int64_t sampling_ratio, const std::vector<float>& featmap_strides,
-                                    float roi_scale_factor, int64_t finest_scale, int64_t aligned,
-                                    MultiLevelRoiAlignParams* params) {
+Status MakeRoiLevelParams(const std::vector<float>& featmap_strides, float roi_scale_factor, int64_t finest_scale,
+                          RoiLevelParams* params) {
   const int64_t levels = static_cast<int64_t>(featmap_strides.size());
   if (levels == 0) return Status::Error("featmap_strides must list one stride per feature map, got none");
   if (levels > kMultiLevelRoiAlignMaxLevels) {
@@ -20,38 +18,47 @@ Status MakeMultiLevelRoiAlignParams(int64_t output_height, int64_t output_width,
       return Status::Error("featmap_strides[", l, "] must be a finite number > 0, got ", featmap_strides[l]);
     }
   }
-  if (pool_mode != 0 && pool_mode != 1) return Status::Error("pool_mode must be 0 (max) or 1 (avg), got ", pool_mode);
-  if (aligned != 0 && aligned != 1) return Status::Error("aligned must be 0 or 1, got ", aligned);
   if (finest_scale < 1) return Status::Error("finest_scale must be >= 1, got ", finest_scale);
   if (!std::isfinite(roi_scale_factor)) {
     return Status::Error("roi_scale_factor must be a finite number (<= 0: boxes as given), got ", roi_scale_factor);
   }
+  params->featmap_strides = featmap_strides;
+  params->spatial_scales.clear();
+  for (int64_t l = 0; l < levels; ++l) {
+    // mmdet and mmrotate build each level's RoI layer with spatial_scale = 1 / s in Python
+    // (double), which mmcv passes to its kernel as a float. A tiny stride gives an infinite scale.
+    const float scale = static_cast<float>(1.0 / static_cast<double>(featmap_strides[l]));
+    if (!std::isfinite(scale)) {
+      return Status::Error("featmap_strides[", l, "] = ", featmap_strides[l],
+                           " is too small: 1 / stride must be a finite float");
+    }
+    params->spatial_scales.push_back(scale);
+  }
+  params->finest_scale = finest_scale;
+  params->roi_scale_factor = roi_scale_factor;
+  // A factor of 1 is what mmdeploy's exporters write for the extractors' roi_scale_factor=None,
+  // where they do not rescale; rescaling by 1 would only move coordinates by rounding.
+  params->rescale = roi_scale_factor > 0.0f && roi_scale_factor != 1.0f;
+  return Status::Ok();
+}
+
+Status MakeMultiLevelRoiAlignParams(int64_t output_height, int64_t output_width, int64_t pool_mode,
+                                    int64_t sampling_ratio, const std::vector<float>& featmap_strides,
+                                    float roi_scale_factor, int64_t finest_scale, int64_t aligned,
+                                    MultiLevelRoiAlignParams* params) {
+  OPBRIDGE_RETURN_IF_ERROR(MakeRoiLevelParams(featmap_strides, roi_scale_factor, finest_scale, params));
+  if (pool_mode != 0 && pool_mode != 1) return Status::Error("pool_mode must be 0 (max) or 1 (avg), got ", pool_mode);
+  if (aligned != 0 && aligned != 1) return Status::Error("aligned must be 0 or 1, got ", aligned);
   RoiAlignParams& p = params->roi_align;
   p.output_height = output_height;
   p.output_width = output_width;
   p.sampling_ratio = sampling_ratio;
   p.mode = pool_mode == 0 ? RoiPoolMode::kMax : RoiPoolMode::kAvg;
   p.aligned = aligned == 1;
-  params->featmap_strides = featmap_strides;
-  params->spatial_scales.clear();
-  for (float stride : featmap_strides) {
-    // mmdet builds each level's RoIAlign with spatial_scale = 1 / s in Python (double), which
-    // mmcv passes to its kernel as a float. A tiny stride gives an infinite scale: refused below.
-    params->spatial_scales.push_back(static_cast<float>(1.0 / static_cast<double>(stride)));
-  }
-  for (int64_t l = 0; l < levels; ++l) {
-    p.spatial_scale = params->spatial_scales[l];
-    if (!std::isfinite(p.spatial_scale)) {
-      return Status::Error("featmap_strides[", l, "] = ", featmap_strides[l],
-                           " is too small: 1 / stride must be a finite float");
-    }
+  for (float scale : params->spatial_scales) {
+    p.spatial_scale = scale;
     OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignParams(p));
   }
-  params->finest_scale = finest_scale;
-  params->roi_scale_factor = roi_scale_factor;
-  // A factor of 1 is what mmdeploy's exporter writes for mmdet's roi_scale_factor=None, where
-  // mmdet does not rescale; rescaling by 1 would only move coordinates by rounding.
-  params->rescale = roi_scale_factor > 0.0f && roi_scale_factor != 1.0f;
   return Status::Ok();
 }
 

@@ -22,15 +22,25 @@ namespace opbridge {
 // TensorRT cannot build.
 constexpr int64_t kMultiLevelRoiAlignMaxLevels = 10;
 
-struct MultiLevelRoiAlignParams {
-  RoiAlignParams roi_align;           // output size, sampling ratio, pool mode, aligned
+// The level mapping the multi-level RoI ops share (mmdet's SingleRoIExtractor and mmrotate's
+// RotatedSingleRoIExtractor): the maps' strides, the finest_scale rule and the optional rescale.
+struct RoiLevelParams {
   std::vector<float> featmap_strides;  // one per feature map, as the node lists them
-  std::vector<float> spatial_scales;   // 1 / stride in float32, as mmcv's RoIAlign receives it
+  std::vector<float> spatial_scales;   // 1 / stride in float32, as mmcv's RoI layers receive it
   int64_t finest_scale = 56;
-  // Boxes are rescaled about their centres by this factor when it is > 0 and not 1 (see
-  // MmdetRoiRescale); otherwise they are pooled as given.
+  // Boxes are rescaled by this factor when it is > 0 and not 1 (mmdet's / mmrotate's
+  // roi_rescale); otherwise they are pooled as given.
   float roi_scale_factor = -1.0f;
   bool rescale = false;
+};
+
+// Attribute rules of the level mapping (session creation): 1 to 10 finite strides > 0 whose
+// inverses are finite floats, finest_scale >= 1, a finite roi_scale_factor.
+Status MakeRoiLevelParams(const std::vector<float>& featmap_strides, float roi_scale_factor, int64_t finest_scale,
+                          RoiLevelParams* params);
+
+struct MultiLevelRoiAlignParams : RoiLevelParams {
+  RoiAlignParams roi_align;  // output size, sampling ratio, pool mode, aligned
 };
 
 // Attribute rules (session creation). pool_mode: 0 max, 1 avg (the plugin's codes).

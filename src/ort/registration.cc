@@ -8,6 +8,7 @@
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
 #include "ort/ops/multi_level_roi_align.h"
+#include "ort/ops/multi_level_rotated_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
 #include "ort/ops/nms.h"
 #include "ort/ops/nms_match.h"
@@ -68,6 +69,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<RotatedFeatureAlignOp>("mmcv", "MMCVRotatedFeatureAlign", "rotated_feature_align"),
       Op<MultiLevelRoiAlignOp>("opbridge", "MultiLevelRoiAlign", "multi_level_roi_align"),
       Op<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
+      Op<MultiLevelRotatedRoiAlignOp>("opbridge", "MultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
+      Op<MultiLevelRotatedRoiAlignOp>("mmdeploy", "MMCVMultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
   };
   return *ops;
 }

@@ -8,15 +8,17 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/roi_align.h"
+#include "feature_pyramid.h"
 #include "task_runners.h"
 
 namespace opbridge {
 namespace {
+
+using testing::Pyramid;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -65,22 +67,8 @@ MultiLevelRoiAlignParams Params(size_t levels, int64_t pool_mode, float roi_scal
   return p;
 }
 
-struct Pyramid {
-  std::vector<std::vector<float>> maps;
-  std::vector<cpu::FeatureLevel> levels;
-};
-
 Pyramid MakePyramid(size_t count, int64_t batch, int64_t channels) {
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal;
-  Pyramid p;
-  for (size_t l = 0; l < count; ++l) {
-    const int64_t h = 96 >> l, w = 80 >> l;
-    p.maps.emplace_back(batch * channels * h * w);
-    for (auto& v : p.maps.back()) v = normal(rng);
-  }
-  for (size_t l = 0; l < count; ++l) p.levels.push_back({p.maps[l].data(), 96 >> l, 80 >> l});
-  return p;
+  return testing::MakePyramid(count, batch, channels, 7);
 }
 
 // Boxes of levels 0 to 3 (and beyond, clamped), a NaN box, and one with an inverted side.

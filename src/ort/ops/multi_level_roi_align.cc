@@ -10,40 +10,44 @@ namespace {
 constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 }  // namespace
 
+OpSchema MultiLevelRoiSchema(const char* mode_name) {
+  return {{{"rois", kFloat, false}, {"features", kFloat, false, true}},
+          {{"output", kFloat, false}},
+          {IntAttr("output_height", 7), IntAttr("output_width", 7), IntAttr(mode_name, 0), IntAttr("sampling_ratio", 2),
+           RequiredFloatsAttr("featmap_strides"), FloatAttr("roi_scale_factor", -1.0f), IntAttr("finest_scale", 56),
+           IntAttr("aligned", 0)}};
+}
+
+Status ReadMultiLevelAttributes(const AttrReader& attrs, const char* mode_name, MultiLevelAttributes* values) {
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_height", &values->output_height));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_width", &values->output_width));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int(mode_name, &values->mode));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("sampling_ratio", &values->sampling_ratio));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Floats("featmap_strides", &values->featmap_strides));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("roi_scale_factor", &values->roi_scale_factor));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("finest_scale", &values->finest_scale));
+  return attrs.Int("aligned", &values->aligned);
+}
+
 const OpSchema& MultiLevelRoiAlignOp::Schema() {
-  // Attribute names and defaults are the TensorRT plugin's (its creator reads every one as optional
-  // except featmap_strides).
-  static const OpSchema schema{
-      {{"rois", kFloat, false}, {"features", kFloat, false, true}},
-      {{"output", kFloat, false}},
-      {IntAttr("output_height", 7), IntAttr("output_width", 7), IntAttr("pool_mode", 0), IntAttr("sampling_ratio", 2),
-       RequiredFloatsAttr("featmap_strides"), FloatAttr("roi_scale_factor", -1.0f), IntAttr("finest_scale", 56),
-       IntAttr("aligned", 0)}};
+  static const OpSchema schema = MultiLevelRoiSchema("pool_mode");
   return schema;
 }
 
 Status MultiLevelRoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
                                     std::unique_ptr<MultiLevelRoiAlignOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t out_h = 0, out_w = 0, pool_mode = 0, sampling_ratio = 0, finest_scale = 0, aligned = 0;
-  float roi_scale_factor = 0.0f;
-  std::vector<float> strides;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_height", &out_h));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_width", &out_w));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("pool_mode", &pool_mode));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("sampling_ratio", &sampling_ratio));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Floats("featmap_strides", &strides));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("roi_scale_factor", &roi_scale_factor));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("finest_scale", &finest_scale));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("aligned", &aligned));
+  MultiLevelAttributes a;
+  OPBRIDGE_RETURN_IF_ERROR(ReadMultiLevelAttributes(AttrReader(api, info, Schema().attrs), "pool_mode", &a));
   MultiLevelRoiAlignParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRoiAlignParams(out_h, out_w, pool_mode, sampling_ratio, strides,
-                                                        roi_scale_factor, finest_scale, aligned, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRoiAlignParams(a.output_height, a.output_width, a.mode, a.sampling_ratio,
+                                                        a.featmap_strides, a.roi_scale_factor, a.finest_scale,
+                                                        a.aligned, &p));
   *op = std::make_unique<MultiLevelRoiAlignOp>(p);
   return Status::Ok();
 }
 
-Status MultiLevelRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+Status ComputeMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t roi_width, int64_t output_height,
+                         int64_t output_width, const LevelShapeCheck& check_shapes, const LevelKernel& kernel) {
   size_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(InputCount(api, ctx, &count));
   InputTensor rois;
@@ -54,10 +58,10 @@ Status MultiLevelRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) c
     OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, l + 1, &maps[l]));
     shapes[l] = maps[l].shape;
   }
-  OPBRIDGE_RETURN_IF_ERROR(CheckMultiLevelRoiAlignShapes(params_, rois.shape, shapes));
+  OPBRIDGE_RETURN_IF_ERROR(check_shapes(rois.shape, shapes));
   const int64_t batch = shapes[0][0], channels = shapes[0][1], num_rois = rois.shape[0];
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), num_rois, batch));
-  const Shape out_shape = {num_rois, channels, params_.roi_align.output_height, params_.roi_align.output_width};
+  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), num_rois, batch, roi_width));
+  const Shape out_shape = {num_rois, channels, output_height, output_width};
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
   if (NumElements(out_shape) == 0) return Status::Ok();
@@ -65,8 +69,20 @@ Status MultiLevelRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) c
   for (size_t l = 0; l < maps.size(); ++l) levels[l] = {maps[l].Data<float>(), shapes[l][2], shapes[l][3]};
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::MultiLevelRoiAlign(params_, levels.data(), batch, channels, rois.Data<float>(), num_rois,
-                                 static_cast<float*>(output), scratch, OrtTaskRunner(api, ctx));
+  return kernel(levels.data(), batch, channels, rois.Data<float>(), num_rois, static_cast<float*>(output), scratch,
+                OrtTaskRunner(api, ctx));
+}
+
+Status MultiLevelRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  return ComputeMultiLevel(
+      api, ctx, 5, params_.roi_align.output_height, params_.roi_align.output_width,
+      [this](const Shape& rois, const std::vector<Shape>& features) {
+        return CheckMultiLevelRoiAlignShapes(params_, rois, features);
+      },
+      [this](const cpu::FeatureLevel* levels, int64_t batch, int64_t channels, const float* rois, int64_t num_rois,
+             float* output, ScratchAllocator& scratch, const TaskRunner& runner) {
+        return cpu::MultiLevelRoiAlign(params_, levels, batch, channels, rois, num_rois, output, scratch, runner);
+      });
 }
 
 Status MultiLevelRoiAlignOp::InferShape(const ShapeInference& infer) {

@@ -1,0 +1,40 @@
+// Multi-level rotated RoIAlign (mmrotate's RotatedSingleRoIExtractor over mmcv's RoIAlignRotated;
+// mmdeploy's TensorRT plugin MMCVMultiLevelRotatedRoiAlign): parameters and validation, shared by
+// every backend.
+//
+// Each rotated RoI is assigned to one feature map by the finest_scale rule on sqrt(w * h), its
+// width and height are optionally multiplied by roi_scale_factor (mmrotate's roi_rescale), and it
+// is pooled from that map with RoIAlignRotated at 1 / stride. See
+// docs/ops/multi_level_rotated_roi_align.md for where opbridge differs from the plugin.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/multi_level_roi_align.h"
+#include "core/roi_align_rotated.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace opbridge {
+
+struct MultiLevelRotatedRoiAlignParams : RoiLevelParams {
+  RoiAlignRotatedParams roi_align;  // output size, sampling ratio, aligned, clockwise
+};
+
+// Attribute rules (session creation).
+Status MakeMultiLevelRotatedRoiAlignParams(int64_t output_height, int64_t output_width, int64_t clockwise,
+                                           int64_t sampling_ratio, const std::vector<float>& featmap_strides,
+                                           float roi_scale_factor, int64_t finest_scale, int64_t aligned,
+                                           MultiLevelRotatedRoiAlignParams* params);
+
+// Shape rules: rois [R, 6]; one feature map per stride, each [N, C, H_l, W_l] with the N and C of
+// map 0.
+Status CheckMultiLevelRotatedRoiAlignShapes(const MultiLevelRotatedRoiAlignParams& params, const Shape& rois,
+                                            const std::vector<Shape>& features);
+
+// mmrotate's RotatedSingleRoIExtractor.roi_rescale of a rotated box (cx, cy, w, h, theta), in
+// float32: w and h multiplied by `factor`, the rest as given.
+void MmrotateRoiRescale(const float* box, float factor, float* rescaled);
+
+}  // namespace opbridge

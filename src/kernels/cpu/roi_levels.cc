@@ -1,0 +1,54 @@
+#include "kernels/cpu/roi_levels.h"
+
+#include <algorithm>
+
+namespace opbridge::cpu {
+
+Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout, const float* rois, int64_t num_rois,
+                       int64_t row_size, float* output, ScratchAllocator& scratch, const LevelPool& pool) {
+  const int64_t num_levels = static_cast<int64_t>(params.featmap_strides.size());
+  if (num_levels == 1) return pool(0, rois, num_rois, nullptr);
+  if (num_rois == 0) return Status::Ok();
+  const int64_t width = layout.width;
+  const size_t bytes = ArenaBytes<int64_t>(num_rois) * 2 + ArenaBytes<float>(width * num_rois);
+  ScratchBlock block(scratch, bytes);
+  if (block.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of scratch memory");
+  Arena arena(block.data(), bytes);
+  int64_t* level_of = arena.Take<int64_t>(num_rois);
+  int64_t* rows = arena.Take<int64_t>(num_rois);         // output row of each grouped roi
+  float* grouped = arena.Take<float>(width * num_rois);  // the rois (rescaled) grouped by level
+
+  // Counting sort by level: count, prefix sums, then place each RoI after those before it.
+  int64_t start[kMultiLevelRoiAlignMaxLevels + 1] = {};
+  for (int64_t r = 0; r < num_rois; ++r) {
+    level_of[r] = MmdetRoiLevel(layout.scale(rois + width * r), params.finest_scale, num_levels);
+    if (level_of[r] < 0) {
+      std::fill(output + r * row_size, output + (r + 1) * row_size, 0.0f);
+    } else {
+      ++start[level_of[r] + 1];
+    }
+  }
+  for (int64_t l = 0; l < num_levels; ++l) start[l + 1] += start[l];
+  int64_t next[kMultiLevelRoiAlignMaxLevels];
+  std::copy(start, start + num_levels, next);
+  for (int64_t r = 0; r < num_rois; ++r) {
+    if (level_of[r] < 0) continue;
+    const int64_t k = next[level_of[r]]++;
+    const float* roi = rois + width * r;
+    float* dst = grouped + width * k;
+    if (params.rescale) {
+      layout.rescale(roi, params.roi_scale_factor, dst);
+    } else {
+      std::copy(roi, roi + width, dst);
+    }
+    rows[k] = r;
+  }
+  for (int64_t l = 0; l < num_levels; ++l) {
+    const int64_t count = start[l + 1] - start[l];
+    if (count == 0) continue;
+    OPBRIDGE_RETURN_IF_ERROR(pool(l, grouped + width * start[l], count, rows + start[l]));
+  }
+  return Status::Ok();
+}
+
+}  // namespace opbridge::cpu

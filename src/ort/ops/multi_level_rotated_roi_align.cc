@@ -1,0 +1,45 @@
+// Multi-level rotated RoIAlign ORT glue: opbridge::MultiLevelRotatedRoiAlign and
+// mmdeploy::MMCVMultiLevelRotatedRoiAlign.
+#include "ort/ops/multi_level_rotated_roi_align.h"
+
+#include "kernels/cpu/multi_level_rotated_roi_align.h"
+#include "ort/ops/multi_level_roi_align.h"
+
+namespace opbridge::ort {
+
+const OpSchema& MultiLevelRotatedRoiAlignOp::Schema() {
+  static const OpSchema schema = MultiLevelRoiSchema("clockwise");
+  return schema;
+}
+
+Status MultiLevelRotatedRoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                                           std::unique_ptr<MultiLevelRotatedRoiAlignOp>* op) {
+  MultiLevelAttributes a;
+  OPBRIDGE_RETURN_IF_ERROR(ReadMultiLevelAttributes(AttrReader(api, info, Schema().attrs), "clockwise", &a));
+  MultiLevelRotatedRoiAlignParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRotatedRoiAlignParams(a.output_height, a.output_width, a.mode,
+                                                               a.sampling_ratio, a.featmap_strides,
+                                                               a.roi_scale_factor, a.finest_scale, a.aligned, &p));
+  *op = std::make_unique<MultiLevelRotatedRoiAlignOp>(p);
+  return Status::Ok();
+}
+
+Status MultiLevelRotatedRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  return ComputeMultiLevel(
+      api, ctx, 6, params_.roi_align.output_height, params_.roi_align.output_width,
+      [this](const Shape& rois, const std::vector<Shape>& features) {
+        return CheckMultiLevelRotatedRoiAlignShapes(params_, rois, features);
+      },
+      [this](const cpu::FeatureLevel* levels, int64_t batch, int64_t channels, const float* rois, int64_t num_rois,
+             float* output, ScratchAllocator& scratch, const TaskRunner& runner) {
+        return cpu::MultiLevelRotatedRoiAlign(params_, levels, batch, channels, rois, num_rois, output, scratch,
+                                              runner);
+      });
+}
+
+Status MultiLevelRotatedRoiAlignOp::InferShape(const ShapeInference& infer) {
+  // The same attribute names and defaults as the axis-aligned op: the same output shape rule.
+  return MultiLevelRoiAlignOp::InferShape(infer);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,25 @@
+// Multi-level rotated RoIAlign ORT glue.
+#pragma once
+
+#include <memory>
+
+#include "core/multi_level_rotated_roi_align.h"
+#include "ort/ort_util.h"
+
+namespace opbridge::ort {
+
+// opbridge::MultiLevelRotatedRoiAlign and mmdeploy::MMCVMultiLevelRotatedRoiAlign: rois [R, 6],
+// then one feature map per featmap_strides entry -> [R, C, output_height, output_width].
+class MultiLevelRotatedRoiAlignOp {
+ public:
+  explicit MultiLevelRotatedRoiAlignOp(const MultiLevelRotatedRoiAlignParams& params) : params_(params) {}
+  static const OpSchema& Schema();
+  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MultiLevelRotatedRoiAlignOp>* op);
+  Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  static Status InferShape(const ShapeInference& infer);
+
+ private:
+  MultiLevelRotatedRoiAlignParams params_;
+};
+
+}  // namespace opbridge::ort
