@@ -72,7 +72,7 @@ TEST(MultiLevelRotatedRoiAlign, PoolsEachRoiAsRoiAlignRotatedAtItsLevel) {
           RoiAlignRotatedParams single = p.roi_align;
           single.spatial_scale = 1.0f / p.featmap_strides[l];
           ASSERT_TRUE(cpu::RoiAlignRotated(single, pyramid.levels[l].data, batch, channels, pyramid.levels[l].height,
-                                           pyramid.levels[l].width, box.data(), 1, expected.data(),
+                                           pyramid.levels[l].width, box.data(), 1, expected.data(), heap,
                                            SerialTaskRunner()).ok());
         }
         for (int64_t k = 0; k < row; ++k) EXPECT_TRUE(SameOrBothNaN(out[r * row + k], expected[k])) << r << " " << k;
@@ -99,7 +99,7 @@ TEST(MultiLevelRotatedRoiAlign, OneLevelPoolsEveryRoiAsGiven) {
   RoiAlignRotatedParams single = p.roi_align;
   single.spatial_scale = 0.25f;
   ASSERT_TRUE(cpu::RoiAlignRotated(single, pyramid.levels[0].data, batch, channels, 96, 80, kRois.data(), num_rois,
-                                   expected.data(), SerialTaskRunner()).ok());
+                                   expected.data(), heap, SerialTaskRunner()).ok());
   for (size_t k = 0; k < out.size(); ++k) EXPECT_TRUE(SameOrBothNaN(out[k], expected[k])) << k;
   EXPECT_TRUE(std::isnan(out[5 * row]));
   EXPECT_NE(out[6 * row], 0.0f);

@@ -35,7 +35,7 @@ Status MultiLevelRotatedRoiAlign(const MultiLevelRotatedRoiAlignParams& params, 
                          [&](int64_t l, const float* group, int64_t count, const int64_t* rows) {
                            p.spatial_scale = params.spatial_scales[l];
                            return RoiAlignRotated(p, levels[l].data, batch, channels, levels[l].height,
-                                                  levels[l].width, group, count, output, runner, rows);
+                                                  levels[l].width, group, count, output, scratch, runner, rows);
                          });
 }
 
