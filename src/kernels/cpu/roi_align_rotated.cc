@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/roi_align.h"
+#include "kernels/cpu/bilinear_taps.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -83,58 +84,16 @@ RotatedGeometry MakeGeometry(const RoiAlignRotatedParams& p, const float* roi) {
   return g;
 }
 
-// One sample point: its four neighbours and their weights (mmcv's w1..w4 = hy*hx, hy*lx,
-// ly*hx, ly*lx). The neighbours are the pixels base, base + dx, base + dy * width and
-// base + dy * width + dx of a channel plane (dx, dy are 0 at the last column or row, 1 elsewhere):
-// 32 bytes, where four int64 offsets took 48 (the taps are streamed once per block of channels).
-// base < 0 marks a point outside the map.
-struct SampleTaps {
-  int64_t base;
-  int32_t dx, dy;
-  float w[4];
-};
-
 // The point of sample (iy, ix) of bin (ph, pw), and its taps.
-SampleTaps MakeTaps(const RotatedGeometry& g, int64_t ph, int64_t pw, int64_t iy, int64_t ix, int64_t height,
+BilinearTaps MakeTaps(const RotatedGeometry& g, int64_t ph, int64_t pw, int64_t iy, int64_t ix, int64_t height,
                     int64_t width) {
   const float yy = g.start_h + static_cast<float>(ph) * g.bin_h +
                    (static_cast<float>(iy) + 0.5f) * g.bin_h / static_cast<float>(g.grid_h);
   const float xx = g.start_w + static_cast<float>(pw) * g.bin_w +
                    (static_cast<float>(ix) + 0.5f) * g.bin_w / static_cast<float>(g.grid_w);
-  float y = yy * g.cos_theta - xx * g.sin_theta + g.center_h;
-  float x = yy * g.sin_theta + xx * g.cos_theta + g.center_w;
-  // An empty axis has no pixel to read: every point is outside (mmcv reads index -1 there).
-  // Compared in double, as mmcv does (an int64 size may not be a float).
-  if (height == 0 || width == 0 || y < -1.0f || static_cast<double>(y) > static_cast<double>(height) ||
-      x < -1.0f || static_cast<double>(x) > static_cast<double>(width)) {
-    return {-1, 0, 0, {0.f, 0.f, 0.f, 0.f}};
-  }
-  if (y < 0) y = 0;
-  if (x < 0) x = 0;
-  int64_t y_low = static_cast<int64_t>(y), x_low = static_cast<int64_t>(x), y_high, x_high;
-  if (y_low >= height - 1) {
-    y_high = y_low = height - 1;
-    y = static_cast<float>(y_low);
-  } else {
-    y_high = y_low + 1;
-  }
-  if (x_low >= width - 1) {
-    x_high = x_low = width - 1;
-    x = static_cast<float>(x_low);
-  } else {
-    x_high = x_low + 1;
-  }
-  const float ly = y - static_cast<float>(y_low), lx = x - static_cast<float>(x_low);
-  const float hy = 1.0f - ly, hx = 1.0f - lx;
-  return {y_low * width + x_low, static_cast<int32_t>(x_high - x_low), static_cast<int32_t>(y_high - y_low),
-          {hy * hx, hy * lx, ly * hx, ly * lx}};
-}
-
-// The sample's value in one channel plane of the given width: mmcv's w1*v1 + w2*v2 + w3*v3 + w4*v4.
-inline float Interpolate(const SampleTaps& t, const float* in, int64_t width) {
-  const float* low = in + t.base;
-  const float* high = low + t.dy * width;
-  return t.w[0] * low[0] + t.w[1] * low[t.dx] + t.w[2] * high[0] + t.w[3] * high[t.dx];
+  const float y = yy * g.cos_theta - xx * g.sin_theta + g.center_h;
+  const float x = yy * g.sin_theta + xx * g.cos_theta + g.center_w;
+  return MakeBilinearTaps(y, x, height, width);
 }
 
 // A RoI of a group: its geometry and, when prepared, where its taps start in the group's array.
@@ -149,13 +108,13 @@ struct GroupRoi {
 constexpr size_t kGroupSampleBudget = size_t{1} << 18;
 
 // Pools one RoI from one channel plane, from its prepared taps.
-void PoolPrepared(const RoiAlignRotatedParams& p, const GroupRoi& r, const SampleTaps* taps, int64_t width,
+void PoolPrepared(const RoiAlignRotatedParams& p, const GroupRoi& r, const BilinearTaps* taps, int64_t width,
                   const float* in, float* out) {
   const int64_t samples_per_bin = r.geometry.grid_h * r.geometry.grid_w;
   for (int64_t bin = 0; bin < p.output_height * p.output_width; ++bin) {
     float sum = 0.0f;
     for (int64_t s = 0; s < samples_per_bin; ++s, ++taps) {
-      if (taps->base >= 0) sum += Interpolate(*taps, in, width);
+      if (taps->base != kTapsOutside) sum += BilinearSample(*taps, in, width);
     }
     out[bin] = sum / r.geometry.count;
   }
@@ -170,8 +129,8 @@ void PoolStreamed(const RoiAlignRotatedParams& p, const GroupRoi& r, int64_t hei
       float sum = 0.0f;
       for (int64_t iy = 0; iy < g.grid_h; ++iy) {
         for (int64_t ix = 0; ix < g.grid_w; ++ix) {
-          const SampleTaps t = MakeTaps(g, ph, pw, iy, ix, height, width);
-          if (t.base >= 0) sum += Interpolate(t, in, width);
+          const BilinearTaps t = MakeTaps(g, ph, pw, iy, ix, height, width);
+          if (t.base != kTapsOutside) sum += BilinearSample(t, in, width);
         }
       }
       out[ph * p.output_width + pw] = sum / g.count;
@@ -187,14 +146,14 @@ constexpr int64_t kLanes = 32;
 
 // Pools one RoI from a block of kLanes interleaved channels, from its prepared taps, into
 // sums [bins][kLanes]. Every lane computes exactly what PoolPrepared computes for its channel.
-void PoolPreparedBlock(const RoiAlignRotatedParams& p, const GroupRoi& r, const SampleTaps* taps, int64_t width,
+void PoolPreparedBlock(const RoiAlignRotatedParams& p, const GroupRoi& r, const BilinearTaps* taps, int64_t width,
                        const float* block, float* sums) {
   const int64_t samples_per_bin = r.geometry.grid_h * r.geometry.grid_w;
   for (int64_t bin = 0; bin < p.output_height * p.output_width; ++bin) {
     float acc[kLanes] = {};
     for (int64_t s = 0; s < samples_per_bin; ++s, ++taps) {
-      const SampleTaps& t = *taps;
-      if (t.base < 0) continue;
+      const BilinearTaps& t = *taps;
+      if (t.base == kTapsOutside) continue;
       const float* low = block + t.base * kLanes;
       const float* high = low + t.dy * width * kLanes;
       const int64_t dx = t.dx * kLanes;
@@ -254,13 +213,13 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
       ++last;
     }
     // Their sample points, one task per RoI.
-    auto* taps = static_cast<SampleTaps*>(taps_block.Reserve(num_taps * sizeof(SampleTaps)));
-    if (taps == nullptr) return Status::Error("could not allocate ", num_taps * sizeof(SampleTaps), " bytes of scratch memory");
+    auto* taps = static_cast<BilinearTaps*>(taps_block.Reserve(num_taps * sizeof(BilinearTaps)));
+    if (taps == nullptr) return Status::Error("could not allocate ", num_taps * sizeof(BilinearTaps), " bytes of scratch memory");
     OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, group.size(), [&](size_t k) {
       const GroupRoi& r = group[k];
       if (!r.prepared) return;
       const RotatedGeometry& g = r.geometry;
-      SampleTaps* t = taps + r.taps;
+      BilinearTaps* t = taps + r.taps;
       for (int64_t ph = 0; ph < out_h; ++ph) {
         for (int64_t pw = 0; pw < out_w; ++pw) {
           for (int64_t iy = 0; iy < g.grid_h; ++iy) {
