@@ -11,7 +11,9 @@ import pytest
 import torch
 import torchvision
 
+import opbridge
 import opbridge.ops
+from opbridge.export import custom_nodes
 from graphs import assert_close, one_node_model, run, run_error, session_error
 
 STRIDES = (4, 8, 16, 32)
@@ -153,3 +155,49 @@ def test_feature_maps_of_another_dtype_are_named():
                            input_types={"f1": "float64"})
     assert ("opbridge::MultiScaleRoiAlign: input 'features' (input 2) has dtype float64; the op takes float32"
             in session_error(model))
+
+
+# --- export round trips ----------------------------------------------------------------------------
+
+
+class RcnnPooler(torch.nn.Module):
+    """torchvision's MultiScaleRoIAlign as the R-CNN heads call it: the FPN's maps by name (with
+    the extra "pool" level, which the pooler ignores), a list of boxes per image, the image sizes."""
+
+    def __init__(self):
+        super().__init__()
+        self.pool = torchvision.ops.MultiScaleRoIAlign(["0", "1", "2", "3"], 7, 2)
+
+    def forward(self, features, boxes):
+        return self.pool(features, boxes, [IMAGE] * len(boxes))
+
+
+def rcnn_inputs(counts, seed):
+    """The features of a 2-image batch and the boxes of each image (`counts` of them)."""
+    maps = pyramid(4, seed=seed)
+    features = collections.OrderedDict([*((str(k), f) for k, f in enumerate(maps)),
+                                        ("pool", maps[3][:, :, ::2, ::2].contiguous())])
+    return features, [boxes_of_every_level(n, seed=seed + k, batch=1)[:, 1:] for k, n in enumerate(counts)]
+
+
+@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+def test_export_of_torchvision_pooler_is_one_node_right_for_every_box_count(exporter):
+    """Exported with 24 and 17 boxes per image, as dynamic dims; run with other counts, an image
+    without boxes and no boxes at all included. (torch 2.14's own dynamo export of this module
+    bakes 24 + 17 = 41 output rows into the graph: see the op's notes.)"""
+    model = RcnnPooler().eval()
+    proto = opbridge.export(model, rcnn_inputs((24, 17), seed=1), exporter=exporter,
+                            dynamic_axes={"boxes": [{0: "boxes_0"}, {0: "boxes_1"}]})
+    assert custom_nodes(proto) == ["opbridge::MultiScaleRoiAlign"]
+    assert "RoiAlign" not in [n.op_type for n in proto.graph.node]
+    session = opbridge.create_session(proto)
+    inputs = [i.name for i in session.get_inputs()]  # an exporter may drop the unused "pool" map
+    for counts in [(24, 17), (0, 5), (5, 0), (0, 0), (1, 40), (57, 3)]:
+        features, boxes = rcnn_inputs(counts, seed=sum(counts) + 7)
+        leaves = {f"features_{name}": f for name, f in features.items()}
+        leaves.update({f"boxes_{k}": b for k, b in enumerate(boxes)})
+        (actual,) = session.run(None, {name: leaves[name].numpy() for name in inputs})
+        expected = model(features, boxes)
+        assert actual.shape == (sum(counts), 3, 7, 7), counts
+        assert_close(actual, expected.numpy(), "same_precision")
+

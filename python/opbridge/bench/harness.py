@@ -4,12 +4,14 @@ Workloads live with their op (opbridge/bench/<kernel>.py); see opbridge/bench/__
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -26,6 +28,8 @@ MEMORY_REPEATS = 3
 SPINNING = os.environ.get("OPBRIDGE_BENCH_SPINNING", "0")
 # Default-domain opset of every model: RoiAlign-16 and GridSample-16 are current at 17.
 ONNX_OPSET = 17
+# Where models exported by torch are kept for the memory children (which must not import torch).
+CACHE = Path(os.environ.get("OPBRIDGE_BENCH_CACHE", Path(tempfile.gettempdir()) / "opbridge-bench"))
 
 # --- engines and cases ----------------------------------------------------------------------------
 
@@ -125,6 +129,28 @@ def one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], doma
     model.ir_version = 8  # ORT 1.30 does not accept the IR version onnx 1.23 writes by default
     onnx.checker.check_model(model)
     return model
+
+
+def source_key() -> str:
+    """A digest of opbridge's Python sources, so that a cached export is redone after the export
+    code changes."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha1()
+    for source in sorted(package.rglob("*.py")):
+        digest.update(source.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def export_once(name: str, export) -> Path:
+    """CACHE/<name>_<source key>.onnx, made by export(path) unless it is there already (for a
+    memory child, or a second thread count). The process that builds the cases first exports."""
+    path = CACHE / f"{name}_{source_key()}.onnx"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        export(tmp)
+        tmp.replace(path)
+    return path
 
 
 F32 = 1  # onnx.TensorProto.FLOAT
