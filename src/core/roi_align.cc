@@ -46,8 +46,9 @@ Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int
   for (int64_t r = 0; r < num_rois; ++r) {
     const float b = rois[r * row_size];
     // Like torchvision and mmcv, the index is truncated toward zero, so the valid values are
-    // (-1, N). A NaN fails both comparisons and is rejected too.
-    if (!(b > -1.0f && b < static_cast<float>(batch))) {
+    // (-1, N), and none when N = 0 ((-1, 0) truncates to 0, which is not an image then). A NaN
+    // fails both comparisons and is rejected too.
+    if (batch == 0 || !(b > -1.0f && b < static_cast<float>(batch))) {
       return Status::Error("rois[", r, ", 0] is the batch index and must lie in [0, ", batch,
                            ") after truncation toward zero, got ", b);
     }

@@ -212,6 +212,8 @@ def test_bad_attributes_fail_at_session_creation(identity, attrs, message):
     ((2, 2, 4, 4), [[2, 0, 0, 1, 1]], "rois[0, 0] is the batch index and must lie in [0, 2) after truncation toward zero, got 2"),
     ((2, 2, 4, 4), [[0, 0, 0, 1, 1], [-1, 0, 0, 1, 1]], "rois[1, 0] is the batch index and must lie in [0, 2) after truncation toward zero, got -1"),
     ((1, 2, 4, 4), [[np.nan, 0, 0, 1, 1]], "rois[0, 0] is the batch index and must lie in [0, 1) after truncation toward zero, got nan"),
+    # No image: -0.5 truncates to 0, which is not an image either (it was read out of bounds).
+    ((0, 2, 4, 4), [[-0.5, 0, 0, 1, 1]], "rois[0, 0] is the batch index and must lie in [0, 0) after truncation toward zero, got -0.5"),
 ])
 def test_bad_inputs_fail_at_run_time(x_shape, rois, message):
     feeds = {"input": np.zeros(x_shape, np.float32), "rois": np.array(rois, np.float32)}

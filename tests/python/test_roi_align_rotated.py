@@ -242,6 +242,9 @@ def test_bad_attributes_fail_at_session_creation(identity, attrs, message):
      "after truncation toward zero, got -1"),
     ((1, 2, 4, 4), [[np.nan, 0, 0, 1, 1, 0]], "rois[0, 0] is the batch index and must lie in [0, 1) after "
      "truncation toward zero, got nan"),
+    # No image: -0.5 truncates to 0, which is not an image either (the fuzzer's segfault).
+    ((0, 1, 4294967297, 1), [[-0.5, 0, 0, 1, 1, 0]], "rois[0, 0] is the batch index and must lie in [0, 0) after "
+     "truncation toward zero, got -0.5"),
 ])
 @pytest.mark.parametrize("identity", IDENTITIES)
 def test_bad_inputs_fail_at_run_time(identity, x_shape, rois, message):
@@ -259,6 +262,15 @@ def test_sample_budget_per_roi_is_an_error(attrs, box):
     assert "opbridge::RoiAlignRotated: roi 0 needs a " in message
     assert ("more than 2^20 sample rows or columns or 2^31 samples per roi (output 1x1); pass a smaller positive "
             "sampling_ratio") in message
+
+
+def test_huge_batch_with_few_images_read_runs():
+    """The blocked path keeps per-image data for the images the RoIs read only, not for the whole
+    batch (2^31 images ran out of memory on per-image arrays)."""
+    rois = np.array([[0, 1, 1, 2, 2, 0.3]] * 300, np.float32)  # enough points for the blocked path
+    out = pool("opbridge::RoiAlignRotated", np.ones((2**31, 5, 0, 6), np.float32), rois, (8, 1), sampling_ratio=2)
+    assert out.shape == (300, 5, 8, 1)
+    np.testing.assert_array_equal(out, 0.0)
 
 
 def test_output_shape_is_inferred():

@@ -183,6 +183,7 @@ void InterleaveChannels(const float* input, int64_t b, int64_t channels, int64_t
 Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64_t batch, int64_t channels,
                        int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
                        ScratchAllocator& scratch, const TaskRunner& runner, const int64_t* output_rows) {
+  (void)batch;  // the batch indices were checked against it by the caller
   const int64_t out_h = p.output_height, out_w = p.output_width;
   const int64_t plane = height * width;
   const int64_t bins = out_h * out_w;
@@ -230,17 +231,19 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
     }));
     // Pooling. The blocked path pays for interleaving the images the group reads, once per block
     // of channels; it wins when the group reads each pixel several times.
-    std::vector<bool> image_used(static_cast<size_t>(batch), false);
+    // The images the group reads, sorted (at most one per RoI: never an array over the batch,
+    // which may be huge); image k's block starts at k * plane * kLanes in a task's buffer.
+    std::vector<int64_t> images_read;
     for (const GroupRoi& r : group) {
-      if (r.geometry.finite) image_used[static_cast<size_t>(r.batch_index)] = true;
+      if (r.geometry.finite) images_read.push_back(r.batch_index);
     }
-    const int64_t images = std::count(image_used.begin(), image_used.end(), true);
+    std::sort(images_read.begin(), images_read.end());
+    images_read.erase(std::unique(images_read.begin(), images_read.end()), images_read.end());
+    const int64_t images = static_cast<int64_t>(images_read.size());
+    const auto image_slot = [&](int64_t b) {
+      return (std::lower_bound(images_read.begin(), images_read.end(), b) - images_read.begin()) * plane * kLanes;
+    };
     const bool blocked = channels > 1 && 4 * static_cast<int64_t>(num_taps) >= images * plane;
-    // Where image b's block starts in a task's interleaved buffer.
-    std::vector<int64_t> image_slot(static_cast<size_t>(batch), 0);
-    for (int64_t b = 0, slot = 0; b < batch; ++b) {
-      if (image_used[static_cast<size_t>(b)]) image_slot[static_cast<size_t>(b)] = slot++ * plane * kLanes;
-    }
     const auto pool_roi_channel = [&](const GroupRoi& r, int64_t row, int64_t c) {
       float* out = output + (row * channels + c) * bins;
       if (!r.geometry.finite) {  // NaN or infinite box: the result is undefined, say so with NaN
@@ -273,11 +276,7 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
         ScratchBlock interleaved_block(scratch, static_cast<size_t>(images * plane * kLanes) * sizeof(float));
         if (interleaved_block.data() == nullptr) throw std::bad_alloc();  // ParallelFor reports it
         float* interleaved = static_cast<float*>(interleaved_block.data());
-        for (int64_t b = 0; b < batch; ++b) {
-          if (image_used[static_cast<size_t>(b)]) {
-            InterleaveChannels(input, b, channels, c0, lanes, plane, interleaved + image_slot[b]);
-          }
-        }
+        for (int64_t b : images_read) InterleaveChannels(input, b, channels, c0, lanes, plane, interleaved + image_slot(b));
         std::vector<float> sums(static_cast<size_t>(bins * kLanes));
         for (size_t k = 0; k < group.size(); ++k) {
           const GroupRoi& r = group[k];
@@ -287,7 +286,7 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
             for (int64_t c = c0; c < c0 + lanes; ++c) pool_roi_channel(r, row, c);
             continue;
           }
-          PoolPreparedBlock(p, r, taps + r.taps, width, interleaved + image_slot[r.batch_index], sums.data());
+          PoolPreparedBlock(p, r, taps + r.taps, width, interleaved + image_slot(r.batch_index), sums.data());
           for (int64_t lane = 0; lane < lanes; ++lane) {
             float* out = output + (row * channels + c0 + lane) * bins;
             for (int64_t bin = 0; bin < bins; ++bin) out[bin] = sums[bin * kLanes + lane];
