@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "eigen_sgemm/eigen_sgemm.h"
+#include "kernels/cpu/corner_pool.h"
+#include "kernels/cpu/cummax.h"
 #include "kernels/cpu/deform_conv.h"
 #include "kernels/cpu/grid_sample.h"
 #include "kernels/cpu/packed_gemm.h"
@@ -68,6 +70,36 @@ void BM_GridSampleWarp(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_GridSampleWarp)->Args({0, 0})->Args({0, 1})->Args({1, 1})->Args({2, 2})->Unit(benchmark::kMillisecond);
+
+// cummax.rows: [1,128,256,256] along dim 3 (each row a scan) and dim 2 (rows of lanes); arg 1: cummin.
+void BM_CumMaxRows(benchmark::State& state) {
+  const Shape shape = {1, 128, 256, 256};
+  const auto input = Uniform(NumElements(shape), -1, 1, 5);
+  std::vector<float> values(input.size());
+  std::vector<int64_t> indices(input.size());
+  CumMaxParams p;
+  p.dim = state.range(0);
+  p.extreme = state.range(1) ? Extreme::kMin : Extreme::kMax;
+  for (auto _ : state) {
+    cpu::CumMax(p, input.data(), shape, values.data(), indices.data(), SerialTaskRunner());
+    benchmark::DoNotOptimize(values.data());
+  }
+}
+BENCHMARK(BM_CumMaxRows)->Args({3, 0})->Args({2, 0})->Args({3, 1})->Unit(benchmark::kMillisecond);
+
+// corner_pool: [1,128,128,128], modes 0-3 (top, bottom, left, right).
+void BM_CornerPool(benchmark::State& state) {
+  const Shape shape = {1, 128, 128, 128};
+  const auto input = Uniform(NumElements(shape), -1, 1, 6);
+  std::vector<float> output(input.size());
+  CornerPoolParams p;
+  p.mode = static_cast<CornerPoolMode>(state.range(0));
+  for (auto _ : state) {
+    cpu::CornerPool(p, input.data(), shape, output.data(), SerialTaskRunner());
+    benchmark::DoNotOptimize(output.data());
+  }
+}
+BENCHMARK(BM_CornerPool)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 
 // soft_nms.dense: 5000 boxes jittered around 500 centres, uniform scores.
 void BM_SoftNmsDense(benchmark::State& state) {

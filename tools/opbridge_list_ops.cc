@@ -14,6 +14,7 @@ const char* TypeName(ONNXTensorElementDataType t) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return "float64";
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED: return "T";  // the op's type parameter
     default: return "other";
   }
 }
@@ -41,6 +42,11 @@ int main() {
     PrintTensors(op.schema->inputs);
     std::printf(", \"outputs\": ");
     PrintTensors(op.schema->outputs);
+    std::printf(", \"t_types\": [");
+    for (size_t i = 0; i < op.schema->t_types.size(); ++i) {
+      std::printf("%s\"%s\"", i ? ", " : "", TypeName(op.schema->t_types[i]));
+    }
+    std::printf("]");
     std::printf(", \"attributes\": [");
     for (size_t i = 0; i < op.schema->attrs.size(); ++i) {
       const auto& a = op.schema->attrs[i];

@@ -257,15 +257,38 @@ const TensorSpec& InputSpec(const OpSchema& schema, size_t index) {
   return index < schema.inputs.size() ? schema.inputs[index] : schema.inputs.back();
 }
 
+namespace {
+
+// The dtypes input `spec` takes, for messages: "float32", or "float32, float64, int32 or int64".
+std::string TakenDtypes(const OpSchema& schema, const TensorSpec& spec) {
+  if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return DtypeName(spec.type);
+  std::string names;
+  for (size_t i = 0; i < schema.t_types.size(); ++i) {
+    if (i > 0) names += i + 1 == schema.t_types.size() ? " or " : ", ";
+    names += DtypeName(schema.t_types[i]);
+  }
+  return names;
+}
+
+bool TakesDtype(const OpSchema& schema, const TensorSpec& spec, ONNXTensorElementDataType type) {
+  if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return type == spec.type;
+  for (ONNXTensorElementDataType t : schema.t_types) {
+    if (type == t) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 Status CheckInputType(const OpSchema& schema, size_t index, ONNXTensorElementDataType type) {
   const TensorSpec& spec = InputSpec(schema, index);
-  if (type == spec.type) return Status::Ok();
+  if (TakesDtype(schema, spec, type)) return Status::Ok();
   if (spec.variadic) {
     return Status::Error("input '", spec.name, "' (input ", index, ") has dtype ", DtypeName(type),
-                         "; the op takes ", DtypeName(spec.type));
+                         "; the op takes ", TakenDtypes(schema, spec));
   }
   return Status::Error("input '", spec.name, "' has dtype ", DtypeName(type), "; the op takes ",
-                       DtypeName(spec.type));
+                       TakenDtypes(schema, spec));
 }
 
 Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema& schema) {
@@ -305,7 +328,7 @@ Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSch
     api.ReleaseTypeInfo(type_info);
     if (!known) {
       return Status::Error("input '", InputSpec(schema, i).name, "' must be a tensor of ",
-                           DtypeName(InputSpec(schema, i).type));
+                           TakenDtypes(schema, InputSpec(schema, i)));
     }
     if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
       complete = false;
@@ -314,6 +337,22 @@ Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSch
     OPBRIDGE_RETURN_IF_ERROR(CheckInputType(schema, i, type));
   }
   *all_checked = complete;
+  return Status::Ok();
+}
+
+Status InputRankAtCreation(const OrtApi& api, const OrtKernelInfo* info, size_t index, int64_t* rank) {
+  *rank = -1;
+  OrtTypeInfo* type_info = nullptr;
+  if (!Succeeds(api, api.KernelInfo_GetInputTypeInfo(info, index, &type_info)) || type_info == nullptr) {
+    return Status::Ok();
+  }
+  const OrtTensorTypeAndShapeInfo* tensor_info = nullptr;  // owned by type_info
+  size_t count = 0;
+  if (Succeeds(api, api.CastTypeInfoToTensorInfo(type_info, &tensor_info)) && tensor_info != nullptr &&
+      Succeeds(api, api.GetDimensionsCount(tensor_info, &count)) && count > 0) {
+    *rank = static_cast<int64_t>(count);
+  }
+  api.ReleaseTypeInfo(type_info);
   return Status::Ok();
 }
 
@@ -377,7 +416,8 @@ Status ShapeInference::Input(size_t index, InferredShape* shape) const {
   OPBRIDGE_RETURN_IF_ERROR(
       FromOrtStatus(api_, api_.ShapeInferContext_GetInputTypeShape(ctx_, index, &info)));
   size_t rank = 0;
-  Status status = FromOrtStatus(api_, api_.GetDimensionsCount(info, &rank));
+  Status status = FromOrtStatus(api_, api_.GetTensorElementType(info, &shape->type));
+  if (status.ok()) status = FromOrtStatus(api_, api_.GetDimensionsCount(info, &rank));
   std::vector<const char*> symbols(rank, nullptr);
   if (status.ok()) {
     shape->dims.assign(rank, -1);

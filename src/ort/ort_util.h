@@ -47,6 +47,7 @@ inline AttrSpec RequiredFloatsAttr(const char* name) { return {name, AttrKind::k
 
 struct TensorSpec {
   const char* name;
+  // ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED: the op's type parameter T (OpSchema::t_types).
   ONNXTensorElementDataType type;
   bool optional;
   bool variadic = false;  // the last input only: one or more tensors of this type
@@ -57,6 +58,10 @@ struct OpSchema {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<AttrSpec> attrs;
+  // The dtypes of the type parameter T, for an op generic over its dtype (cummax): an input
+  // declared with T takes any of them, and an output declared with T has the dtype of that
+  // input (ORT infers it so: the op has exactly one such input). Empty for ops without T.
+  std::vector<ONNXTensorElementDataType> t_types = {};
 };
 
 // Reads a node's attributes at session creation, by the op's AttrSpec list: a name missing
@@ -112,6 +117,10 @@ Status CheckInputType(const OpSchema& schema, size_t index, ONNXTensorElementDat
 // then. Otherwise the op checks at run time, every input of each Compute call.
 Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema, bool* all_checked);
 Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema& schema);
+// The rank of input `index` as ORT knows it when the kernel is created, or -1 when it is not
+// known then. ORT shows an input of unknown rank as rank 0, so rank 0 reads as unknown too: a
+// scalar input is checked at run time.
+Status InputRankAtCreation(const OrtApi& api, const OrtKernelInfo* info, size_t index, int64_t* rank);
 // The number of inputs the node has (with variadic inputs, more than the schema lists).
 Status InputCount(const OrtApi& api, OrtKernelContext* ctx, size_t* count);
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
@@ -154,6 +163,7 @@ class OrtTaskRunner final : public TaskRunner {
 // Shape inference: the input shapes ORT knows at session creation (symbolic dims have value -1
 // and a name; an input of unknown rank shows as rank 0), and the output shapes the op declares.
 struct InferredShape {
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;  // UNDEFINED when not known
   std::vector<int64_t> dims;
   std::vector<std::string> symbols;  // "" where the dim is known or anonymous
 };

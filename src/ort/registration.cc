@@ -4,6 +4,8 @@
 #include "ort/registration.h"
 
 #include "ort/op_adapter.h"
+#include "ort/ops/corner_pool.h"
+#include "ort/ops/cummax.h"
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
@@ -71,6 +73,12 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
       Op<MultiLevelRotatedRoiAlignOp>("opbridge", "MultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
       Op<MultiLevelRotatedRoiAlignOp>("mmdeploy", "MMCVMultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
+      Op<CumMaxOp>("opbridge", "CumMax", "cummax"),
+      Op<CumMinOp>("opbridge", "CumMin", "cummax"),
+      Op<CumMaxOp>("mmcv", "cummax", "cummax"),
+      Op<CumMinOp>("mmcv", "cummin", "cummax"),
+      Op<CornerPoolOp>("opbridge", "CornerPool", "corner_pool"),
+      Op<CornerPoolOp>("mmcv", "MMCVCornerPool", "corner_pool"),
   };
   return *ops;
 }
