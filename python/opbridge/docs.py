@@ -41,18 +41,25 @@ def _tables(signature: manifest.Signature, heading: str) -> list[str]:
     return lines + [""]
 
 
+def _dtypes(op: manifest.Op) -> str:
+    """The op's data types; for an op generic over its dtype, what its type parameter T takes."""
+    names = ", ".join(op.dtypes)
+    generic = any(t.dtype == "T" for s in op.signatures.values() for t in s.inputs + s.outputs)
+    return f"T (the type column) is one of {names}" if generic else names
+
+
 def render(op: manifest.Op) -> str:
     lines = [f"# {op.title}", "", "<!-- Generated from python/opbridge/ops.toml by `python -m opbridge docs`. -->", ""]
     lines += [op.summary, ""]
     lines += ["| ONNX identity (domain::op_type) | opset | since |", "|---|---|---|"]
     lines += [f"| `{identity}` | {op.opset} | opbridge {op.since} |" for identity in op.identities]
     if op.uniform:
-        lines += ["", f"All identities run the same kernel with the same attributes. Data types: {', '.join(op.dtypes)}.", ""]
+        lines += ["", f"All identities run the same kernel with the same attributes. Data types: {_dtypes(op)}.", ""]
         lines += [f"**PyTorch:** {op.pytorch}", ""]
         lines += _tables(op.signature(), "##")
     else:
         lines += ["", "The identities run the same kernel; their inputs, outputs or attributes differ, as listed per",
-                  f"identity below. Data types: {', '.join(op.dtypes)}.", ""]
+                  f"identity below. Data types: {_dtypes(op)}.", ""]
         lines += [f"**PyTorch:** {op.pytorch}", ""]
         # Identities with the same signature share one section, in manifest order.
         groups: list[tuple[manifest.Signature, list[str]]] = []

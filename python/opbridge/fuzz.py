@@ -13,11 +13,13 @@ inputs typed, outputs left for ORT to infer). Attributes take their default, an 
 sane random value, a boundary value (0, -1, 2^31, 2^32 + 1, 2^40, 2^62, INT64_MAX, INT64_MIN, NaN,
 +-inf, -0, +-1e30, empty and wrong-length lists), a value of the wrong kind; a required attribute
 may be left out and an unknown one added. Input shapes follow the manifest's shape text, with
-symbols shared between inputs (the N of "[N, C, H, W]" and the one of the offset are the same);
+symbols shared between inputs (the N of "[N, C, H, W]" and the one of the offset are the same;
+"[...]", any rank, is a rank from 0 to 5);
 sometimes one symbol is huge and another 0 in every tensor that has the huge one, inputs and
 outputs ([1, 1, 0, 2^40] has no elements and the output does not grow with it); then sometimes an
 input gets an axis of 0, a huge axis next to a 0 axis (never one that sizes an output: a huge
-output can be legitimate), a wrong rank or a wrong last dim. Dtypes are the declared ones, sometimes another. Values are
+output can be legitimate), a wrong rank or a wrong last dim. Dtypes are the declared ones (for the type parameter T, one of
+the op's dtypes), sometimes another. Values are
 plausible (boxes with x1 < x2, batch indices in range, grids in [-1, 1]) or boundary (0, -1,
 +-1e30, NaN, +-inf, denormals, out-of-range indices). Optional inputs are present or absent,
 variadic inputs get 1 to 4 tensors. Tensors have at most 2^16 elements unless an axis is 0, so
@@ -34,7 +36,7 @@ add up to the memory limit.
 **Outcomes** (strict; `<domain>::<OpType>:` is the prefix every opbridge error carries):
 
 - ok: the session was created and ran, and every index output (keep, inds, selected, matches,
-  labels, index) is in range of the inputs.
+  labels, index, indices) is in range of the inputs.
 - error: a clean error, an exception during session creation or run whose message contains the
   identity prefix. An exception without the prefix counts as clean only when the generator made
   the model malformed in a way ORT checks for every op before the op is involved: a wrong number
@@ -209,6 +211,8 @@ def make_case(seed: int, identity: str, index: int) -> Case:
     symbols = _Symbols(rng, op.kernel, attr_values, signature, notes)
     inputs = []
     for tensor in signature.inputs:
+        if tensor.dtype == "T":  # the op's type parameter: one of its dtypes
+            tensor = dataclasses.replace(tensor, dtype=str(rng.choice(op.dtypes)))
         if tensor.optional and rng.random() < 0.4:
             inputs.append(("", None))
             continue
@@ -413,7 +417,10 @@ def _small_int(value) -> bool:
 
 
 def _dims(tensor, variadic_index, symbols: _Symbols, attrs: dict) -> list[int]:
-    """The shape text "[N, 2 * deform_groups * kh * kw, H_out, W_out]" evaluated for this case."""
+    """The shape text "[N, 2 * deform_groups * kh * kw, H_out, W_out]" evaluated for this case;
+    "[...]" (any rank) is a rank from 0 to 5 with sizes drawn like a symbol's."""
+    if tensor.shape == "[...]":
+        return [symbols._draw() for _ in range(int(symbols.rng.integers(0, 6)))]
     dims = []
     for text in tensor.shape.strip("[]").split(","):
         text = text.strip()
@@ -468,7 +475,8 @@ def _input(tensor, name, variadic_index, symbols: _Symbols, rng, notes) -> np.nd
         notes.append(f"{name} wrong last dim")
     dims = _cap(dims)
     values = _values(tensor, name, dims, symbols, rng, notes)
-    return values.astype(tensor.dtype)
+    with np.errstate(all="ignore"):  # NaN and infinities of special values become 0 for integers
+        return values.astype(tensor.dtype)
 
 
 def _cap(dims: list[int]) -> list[int]:
@@ -569,6 +577,8 @@ def _mutate_dtype(inputs: list, rng, notes) -> None:
 
 def _index_bounds(identity: str, output: str, feeds: dict) -> list | None:
     """Per column, the half-open range of an index output's values; None: not an index output."""
+    if output == "out_indices" and "input" in feeds:  # cummax: a position along one axis
+        return [(0, max(feeds["input"].shape, default=1))]
     boxes = feeds.get("boxes")
     if boxes is None:
         return None

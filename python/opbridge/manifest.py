@@ -87,9 +87,14 @@ class Op:
         return all(s == self.signature() for s in self.signatures.values())
 
     def identity_in(self, domain: str, like: str | None = None) -> str | None:
-        """The identity in `domain` with the same signature as `like` (default: the own identity)."""
+        """The identity in `domain` with the same signature as `like` (default: the own identity).
+        Where several have it (cummax and cummin), the one whose op type is `like`'s, ignoring case
+        (opbridge::CumMin -> mmcv::cummin)."""
+        like = like or self.own_identity
         wanted = self.signature(like)
         matches = [i for i in self.identities if i.split("::")[0] == domain and self.signatures[i] == wanted]
+        if len(matches) > 1:
+            matches = [i for i in matches if i.split("::")[1].lower() == like.split("::")[1].lower()]
         return matches[0] if len(matches) == 1 else None
 
 

@@ -48,6 +48,18 @@ def test_does_not_link_onnxruntime():
 SAMPLE_ATTRIBUTE = {"int": 2, "float": 0.5, "string": "avg", "ints": [1, 1], "floats": [0.25]}
 
 
+def concrete_dtype(dtype: str, op) -> str:
+    """A manifest dtype as a real one: the type parameter T (cummax) as the op's first dtype."""
+    return op.dtypes[0] if dtype == "T" else dtype
+
+
+def taken_dtypes(dtype: str, op) -> str:
+    """What an input of manifest dtype `dtype` takes, as the op's error message says it."""
+    if dtype != "T":
+        return dtype
+    return ", ".join(op.dtypes[:-1]) + " or " + op.dtypes[-1]
+
+
 @pytest.mark.parametrize("domain,name,op", manifest.identities(), ids=lambda v: str(v) if isinstance(v, str) else "")
 def test_every_manifest_identity_is_registered(domain, name, op):
     """A one-node model per identity, with the manifest's inputs and outputs, loads in ORT."""
@@ -57,7 +69,7 @@ def test_every_manifest_identity_is_registered(domain, name, op):
     attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes
              if a.required}
     model = one_node_model(identity, attrs, inputs, [t.name for t in signature.outputs],
-                           input_types={t.name: t.dtype for t in signature.inputs})
+                           input_types={t.name: concrete_dtype(t.dtype, op) for t in signature.inputs})
     session = opbridge.create_session(model)
     assert [i.name for i in session.get_inputs()] == inputs
 
@@ -244,14 +256,15 @@ def test_wrong_input_dtype_is_reported_by_the_op(domain, name, op):
     attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes
              if a.required}
     for index, wrong in enumerate(signature.inputs):
-        bad_dtype = "float64" if wrong.dtype != "float64" else "float32"
-        types = {t.name: t.dtype for t in signature.inputs}
+        bad_dtype = "float16" if wrong.dtype == "T" else "float64" if wrong.dtype != "float64" else "float32"
+        types = {t.name: concrete_dtype(t.dtype, op) for t in signature.inputs}
         types[wrong.name] = bad_dtype
         model = one_node_model(identity, attrs, [t.name for t in signature.inputs], [t.name for t in signature.outputs],
                                input_types=types)
         message = session_error(model)
         which = f"'{wrong.name}' (input {index})" if wrong.variadic else f"'{wrong.name}'"
-        assert f"{identity}: input {which} has dtype {bad_dtype}; the op takes {wrong.dtype}" in message, message
+        assert f"{identity}: input {which} has dtype {bad_dtype}; the op takes {taken_dtypes(wrong.dtype, op)}" \
+            in message, message
 
 
 ALLOCATION_FAILURE_SCRIPT = r"""

@@ -27,6 +27,9 @@ def test_registration_table_equals_manifest():
         assert [(t["name"], t["dtype"], t["optional"], t["variadic"]) for t in entry["inputs"]] == \
             [(t.name, t.dtype, t.optional, t.variadic) for t in signature.inputs], identity
         assert [(t["name"], t["dtype"]) for t in entry["outputs"]] == [(t.name, t.dtype) for t in signature.outputs], identity
+        # A tensor of dtype "T" takes any of the op's dtypes (the schema's type parameter).
+        generic = any(t.dtype == "T" for t in signature.inputs + signature.outputs)
+        assert entry["t_types"] == (list(op.dtypes) if generic else []), identity
         assert [(a["name"], a["type"], a["required"]) for a in entry["attributes"]] == \
             [(a.name, a.type, a.required) for a in signature.attributes], identity
         for a, registered in zip(signature.attributes, entry["attributes"]):

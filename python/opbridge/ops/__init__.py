@@ -19,6 +19,8 @@ from opbridge.ops import trt_batched_nms as _trt_batched_nms
 from opbridge.ops import rotated_feature_align as _rotated_feature_align
 from opbridge.ops import multi_level_roi_align as _multi_level_roi_align
 from opbridge.ops import multi_level_rotated_roi_align as _multi_level_rotated_roi_align
+from opbridge.ops import cummax as _cummax
+from opbridge.ops import corner_pool as _corner_pool
 from opbridge.ops.roi_align import roi_align, roi_align_reference
 from opbridge.ops.roi_align_rotated import roi_align_rotated
 from opbridge.ops.heatmaps_to_keypoints import heatmaps_to_keypoints
@@ -32,14 +34,15 @@ from opbridge.ops.trt_batched_nms import trt_batched_nms, trt_batched_rotated_nm
 from opbridge.ops.rotated_feature_align import rotated_feature_align
 from opbridge.ops.multi_level_roi_align import multi_level_roi_align
 from opbridge.ops.multi_level_rotated_roi_align import multi_level_rotated_roi_align
+from opbridge.ops.corner_pool import corner_pool
 
 EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _deform_conv.EXPORT, _nms.EXPORT,
                    _multi_scale_roi_align.EXPORT, _nms_rotated.EXPORT, _paste_masks.EXPORT,
                    _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT,
                    _roi_align_rotated.EXPORT, _rotated_feature_align.EXPORT, _multi_level_roi_align.EXPORT,
-                   _multi_level_rotated_roi_align.EXPORT)
+                   _multi_level_rotated_roi_align.EXPORT, _cummax.EXPORT, _corner_pool.EXPORT)
 
-__all__ = ["batched_nms", "batched_nms_rotated", "heatmaps_to_keypoints", "multi_level_roi_align",
+__all__ = ["batched_nms", "batched_nms_rotated", "corner_pool", "heatmaps_to_keypoints", "multi_level_roi_align",
            "multi_level_rotated_roi_align",
            "multi_scale_roi_align", "multiclass_nms", "multiclass_nms_rotated", "nms_match", "nms_rotated",
            "paste_masks", "roi_align", "roi_align_reference", "roi_align_rotated", "rotated_feature_align", "soft_nms",
