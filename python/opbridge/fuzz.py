@@ -291,6 +291,8 @@ def _boundary(kind: str, rng):
 def _sane(attr, rng):
     """A random value of the attribute's kind in the range its default suggests."""
     default = attr.default
+    if attr.type == "int" and attr.name == "dim":  # an axis (cummax): mostly in range of ranks 0-5
+        return int(rng.integers(-3, 4))
     if attr.type == "int":
         if attr.allowed:
             return int(attr.allowed[int(rng.integers(len(attr.allowed)))])
@@ -456,8 +458,9 @@ def _input(tensor, name, variadic_index, symbols: _Symbols, rng, notes) -> np.nd
         dims[int(rng.integers(len(dims)))] = 0
         notes.append(f"{name} zero axis")
     elif roll < 0.07 and len(dims) >= 2:
-        # The huge axis is not one that sizes an output (a huge output can be legitimate).
-        axes = [a.strip() for a in tensor.shape.strip("[]").split(",")]
+        # The huge axis is not one that sizes an output (a huge output can be legitimate); an
+        # any-rank input's axes may be huge (an output of its shape has the 0 axis too).
+        axes = [""] * len(dims) if tensor.shape == "[...]" else [a.strip() for a in tensor.shape.strip("[]").split(",")]
         zero = int(rng.integers(len(dims)))
         candidates = [i for i in range(len(dims)) if i != zero and axes[i] not in symbols.in_outputs]
         if candidates:
@@ -476,7 +479,7 @@ def _input(tensor, name, variadic_index, symbols: _Symbols, rng, notes) -> np.nd
     dims = _cap(dims)
     values = _values(tensor, name, dims, symbols, rng, notes)
     with np.errstate(all="ignore"):  # NaN and infinities of special values become 0 for integers
-        return values.astype(tensor.dtype)
+        return np.asarray(values, dtype=tensor.dtype)  # an array also for rank 0 (numpy draws a scalar)
 
 
 def _cap(dims: list[int]) -> list[int]:
@@ -568,7 +571,7 @@ def _mutate_dtype(inputs: list, rng, notes) -> None:
     with np.errstate(all="ignore"):
         if np.dtype(dtype).kind in "iub":
             array = np.clip(np.nan_to_num(array.astype(np.float64)), -1e9, 1e9)
-        inputs[i] = (name, array.astype(dtype))
+        inputs[i] = (name, np.asarray(array, dtype=dtype))  # np.clip makes a rank-0 array a scalar
     notes.append(f"{name} as {dtype}")
 
 

@@ -18,6 +18,10 @@ Status WrapCumMaxDim(int64_t dim, int64_t rank, int64_t* axis) {
 ScanLayout CumMaxLayout(const Shape& shape, int64_t axis) {
   ScanLayout layout;
   if (shape.empty()) return layout;
+  // No elements: nothing to scan (and the other dims' product, which may not fit, is not needed).
+  for (int64_t d : shape) {
+    if (d == 0) return ScanLayout{0, 0, 0};
+  }
   for (int64_t i = 0; i < axis; ++i) layout.outer *= shape[i];
   layout.steps = shape[axis];
   for (size_t i = axis + 1; i < shape.size(); ++i) layout.inner *= shape[i];

@@ -25,7 +25,7 @@ Status WrapCumMaxDim(int64_t dim, int64_t rank, int64_t* axis);
 
 // The input viewed around the scanned axis: [outer, steps, inner] in row-major order, where steps
 // is the axis' size, outer the product of the dims before it and inner of those after it. A
-// scalar is [1, 1, 1].
+// scalar is [1, 1, 1]; a shape with an axis of 0 is [0, 0, 0].
 struct ScanLayout {
   int64_t outer = 1;
   int64_t steps = 1;
