@@ -6,7 +6,9 @@
 #include "ort/op_adapter.h"
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
+#include "ort/ops/group_norm.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
+#include "ort/ops/instance_norm.h"
 #include "ort/ops/multi_level_roi_align.h"
 #include "ort/ops/multi_level_rotated_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
@@ -71,6 +73,14 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
       Op<MultiLevelRotatedRoiAlignOp>("opbridge", "MultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
       Op<MultiLevelRotatedRoiAlignOp>("mmdeploy", "MMCVMultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
+      Op<InstanceNormOp>("opbridge", "InstanceNorm", "instance_norm"),
+      Op<InstanceNormOp>("mmcv", "MMCVInstanceNormalization", "instance_norm"),
+      Op<InstanceNormOp>("mmdeploy", "TRTInstanceNormalization", "instance_norm"),
+      Op<InstanceNormOp>("", "MMCVInstanceNormalization", "instance_norm"),
+      Op<GroupNormOp>("opbridge", "GroupNorm", "group_norm"),
+      Op<TutorialGroupNormOp>("mydomain", "mygroupnorm", "group_norm"),
+      Op<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
+      Op<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
   };
   return *ops;
 }
