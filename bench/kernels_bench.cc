@@ -12,6 +12,7 @@
 #include "kernels/cpu/cummax.h"
 #include "kernels/cpu/deform_conv.h"
 #include "kernels/cpu/grid_sample.h"
+#include "kernels/cpu/group_norm.h"
 #include "kernels/cpu/packed_gemm.h"
 #include "kernels/cpu/roi_align.h"
 #include "kernels/cpu/soft_nms.h"
@@ -100,6 +101,18 @@ void BM_CornerPool(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CornerPool)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+// norm: [8, 64, 128, 128] in state.range(0) groups (64: instance normalization), epsilon 1e-5.
+void BM_GroupNorm(benchmark::State& state) {
+  const NormLayout layout{8, 64, 128 * 128};
+  const auto input = Uniform(8 * 64 * 128 * 128, -1, 1, 11);
+  const auto scale = Uniform(64, -1, 1, 12), bias = Uniform(64, -1, 1, 13);
+  std::vector<float> out(input.size());
+  for (auto _ : state) {
+    cpu::GroupNorm(input.data(), layout, state.range(0), scale.data(), bias.data(), 1e-5f, out.data(), SerialTaskRunner());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_GroupNorm)->Arg(64)->Arg(32)->Unit(benchmark::kMillisecond);
 
 // soft_nms.dense: 5000 boxes jittered around 500 centres, uniform scores.
 void BM_SoftNmsDense(benchmark::State& state) {

@@ -59,10 +59,14 @@ def export(
             description serves both exporters.
         output_names: names of the graph outputs.
         compat: None for opbridge's own identities, or "mmcv" / "mmdeploy" to write the identities
-            those projects export (for tools that expect their ONNX files).
+            those projects export (for tools that expect their ONNX files). Ops those projects
+            export with standard ONNX ops for ONNX Runtime (instance and group normalization) are
+            then written as PyTorch writes them.
         standard_ops: ops (kernel stems, e.g. ("deform_conv",)) to export as PyTorch's exporter
             does by default, to standard ONNX ops, for runtimes that have them: "deform_conv" gives
-            ONNX DeformConv (opset 19), "nms" ONNX NonMaxSuppression. Dynamo exporter only.
+            ONNX DeformConv (opset 19), "nms" ONNX NonMaxSuppression, "group_norm" the Reshape ->
+            InstanceNormalization -> Reshape -> Mul -> Add chain, "instance_norm" ONNX
+            InstanceNormalization. Dynamo exporter only.
     """
     if exporter not in EXPORTERS:
         raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
@@ -74,12 +78,14 @@ def export(
     if standard_ops and exporter != "dynamo":
         raise ValueError("standard_ops needs exporter='dynamo' (the legacy exporter has no such translations)")
     inputs = ExportInputs(model, tuple(args), dynamic_axes)
+    # With compat, the ops the peers export with standard ONNX ops are written that way.
+    peers_standard = tuple(m.kernel for m in EXPORT_MAPPINGS if m.peers_export_standard) if compat else ()
     _prepare(model, inputs.args)
     with _patched_functions():
         if exporter == "dynamo":
-            proto = _export_dynamo(model, inputs, output_names, standard_ops)
+            proto = _export_dynamo(model, inputs, output_names, standard_ops, peers_standard)
         else:
-            proto = _export_legacy(model, inputs, output_names)
+            proto = _export_legacy(model, inputs, output_names, peers_standard)
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
@@ -249,11 +255,12 @@ def _patched_functions():
                 setattr(owner, name, value)
 
 
-def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=()) -> onnx.ModelProto:
+def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=(), peers_standard=()) -> onnx.ModelProto:
     table = {}
     for mapping in EXPORT_MAPPINGS:
         # A standard kernel's ops keep torch's own translations, except those in `standard`.
-        table.update(mapping.standard if mapping.kernel in standard_ops else mapping.dynamo)
+        standard = mapping.kernel in standard_ops or mapping.kernel in peers_standard
+        table.update(mapping.standard if standard else mapping.dynamo)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         program = torch.onnx.export(
@@ -267,8 +274,9 @@ def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=()) -
 
 
 @contextlib.contextmanager
-def _legacy_symbolics(opset: int):
-    """Registers our symbolics at exactly `opset` for the duration of the block.
+def _legacy_symbolics(opset: int, skip=()):
+    """Registers our symbolics at exactly `opset` for the duration of the block, except those of
+    the kernels in `skip` (which keep torch's).
 
     At exactly the export opset they win over torchvision's (opsets 11 and 16) and torch's
     built-ins, and unregistering afterwards brings those back untouched.
@@ -276,6 +284,8 @@ def _legacy_symbolics(opset: int):
     names = []
     try:
         for mapping in EXPORT_MAPPINGS:
+            if mapping.kernel in skip:
+                continue
             for name, fn in mapping.legacy.items():
                 torch.onnx.register_custom_op_symbolic(name, fn, opset)
                 names.append(name)
@@ -285,9 +295,9 @@ def _legacy_symbolics(opset: int):
             torch.onnx.unregister_custom_op_symbolic(name, opset)
 
 
-def _export_legacy(model, inputs: ExportInputs, output_names) -> onnx.ModelProto:
+def _export_legacy(model, inputs: ExportInputs, output_names, peers_standard=()) -> onnx.ModelProto:
     buffer = io.BytesIO()
-    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET):
+    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, skip=peers_standard):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             model, inputs.args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=inputs.names,

@@ -150,10 +150,9 @@ class Case:
             graph_inputs.append(helper.make_tensor_value_info(name, elem, shape))
         graph = helper.make_graph([node], "fuzz", graph_inputs,
                                   [helper.make_value_info(n, onnx.TypeProto()) for n in self.outputs])
-        return helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", self.opset), helper.make_opsetid(domain, 1)],
-            ir_version=8,
-        )
+        # An op in the default domain (mmcv's TensorRT-renamed MMCVInstanceNormalization) uses its opset.
+        opsets = [helper.make_opsetid("", self.opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+        return helper.make_model(graph, opset_imports=opsets, ir_version=8)
 
     def feeds(self) -> dict:
         return {name: array for name, array in self.inputs if name}
@@ -344,6 +343,9 @@ class _Symbols:
         if kernel == "trt_batched_nms" and _small_int(attrs.get("num_classes")):
             self.values["C"] = attrs["num_classes"]
             self.values["L"] = int(rng.choice([1, attrs["num_classes"]]))
+        if kernel == "group_norm" and _small_int(attrs.get("num_groups")) and attrs["num_groups"]:
+            # Channels divisible by the groups, mostly, so that cases reach the kernel.
+            self.values["C"] = attrs["num_groups"] * int(rng.integers(1, 4))
         groups, deform_groups = attrs.get("groups", 1), attrs.get("deform_groups", 1)
         if kernel == "deform_conv" and _small_int(groups) and _small_int(deform_groups) and groups and deform_groups:
             # Channels divisible by both kinds of groups, mostly, so that cases reach the kernel.
@@ -517,6 +519,10 @@ def _values(tensor, name: str, dims: list[int], symbols: _Symbols, rng, notes) -
         values = rng.uniform(0, 1, size=shape)
     elif name == "offset":
         values = rng.normal(0, 2, size=shape)
+    elif name == "num_groups":  # the ONNX tutorial's group count, a float tensor: small integers, mostly
+        values = rng.integers(1, 4, size=shape).astype(np.float64)
+        if rng.random() < 0.3:
+            values *= rng.choice([0.5, -1.0, 0.0, 1e30])  # in place: a 0-d array stays an array
     else:
         values = rng.normal(0, 1, size=shape)
     if rng.random() < 0.12 and values.size:

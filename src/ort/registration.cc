@@ -8,7 +8,9 @@
 #include "ort/ops/cummax.h"
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
+#include "ort/ops/group_norm.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
+#include "ort/ops/instance_norm.h"
 #include "ort/ops/multi_level_roi_align.h"
 #include "ort/ops/multi_level_rotated_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
@@ -79,6 +81,14 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<CumMinOp>("mmcv", "cummin", "cummax"),
       Op<CornerPoolOp>("opbridge", "CornerPool", "corner_pool"),
       Op<CornerPoolOp>("mmcv", "MMCVCornerPool", "corner_pool"),
+      Op<InstanceNormOp>("opbridge", "InstanceNorm", "instance_norm"),
+      Op<InstanceNormOp>("mmcv", "MMCVInstanceNormalization", "instance_norm"),
+      Op<InstanceNormOp>("mmdeploy", "TRTInstanceNormalization", "instance_norm"),
+      Op<InstanceNormOp>("", "MMCVInstanceNormalization", "instance_norm"),
+      Op<GroupNormOp>("opbridge", "GroupNorm", "group_norm"),
+      Op<TutorialGroupNormOp>("mydomain", "mygroupnorm", "group_norm"),
+      Op<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
+      Op<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
   };
   return *ops;
 }

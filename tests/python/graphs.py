@@ -36,10 +36,9 @@ def one_node_model(
          for n in inputs if n],
         [helper.make_value_info(n, onnx.TypeProto()) for n in outputs],
     )
-    return helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", default_opset), helper.make_opsetid(domain, 1)],
-        ir_version=ir_version,
-    )
+    # An op in the default domain "" (mmcv's renamed MMCVInstanceNormalization) takes its opset.
+    opsets = [helper.make_opsetid("", default_opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
+    return helper.make_model(graph, opset_imports=opsets, ir_version=ir_version)
 
 
 def ort_minor() -> int:

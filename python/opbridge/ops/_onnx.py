@@ -45,13 +45,18 @@ class ExportMapping:
     """How one op reaches ONNX: translations for the dynamo exporter (keyed by torch op overload),
     symbolics for the legacy exporter (keyed by "namespace::op" name), dynamo translations to
     standard ONNX ops for export with standard_ops (replacing entries of `dynamo`; ops absent
-    here keep torch's own translation), and Python functions patched during export."""
+    here keep torch's own translation), and Python functions patched during export.
+
+    peers_export_standard: mmcv and mmdeploy export this op with PyTorch's standard ONNX
+    translation for ONNX Runtime, so an export with compat="mmcv" / "mmdeploy" does too (with
+    either exporter) rather than writing opbridge's node."""
 
     kernel: str
     dynamo: dict = dataclasses.field(default_factory=dict)
     legacy: dict[str, Callable] = dataclasses.field(default_factory=dict)
     standard: dict = dataclasses.field(default_factory=dict)
     patches: tuple[FunctionPatch | AttributePatch, ...] = ()
+    peers_export_standard: bool = False
 
 
 def symbolic_helper():

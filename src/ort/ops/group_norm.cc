@@ -1,0 +1,109 @@
+// Group normalization ORT glue: opbridge::GroupNorm, and the ONNX tutorial's group norm
+// (mydomain::mygroupnorm, mydomain::testgroupnorm, org.pytorch.mydomain::testgroupnorm).
+#include "ort/ops/group_norm.h"
+
+#include <algorithm>
+
+#include "kernels/cpu/group_norm.h"
+
+namespace opbridge::ort {
+namespace {
+
+constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+
+// Normalizes `input` in num_groups groups into output 0; absent scale and bias are 1 and 0.
+Status RunGroupNorm(const OrtApi& api, OrtKernelContext* ctx, const InputTensor& input, int64_t num_groups,
+                    const InputTensor& scale, const InputTensor& bias, float epsilon) {
+  float* output = nullptr;
+  bool has_values = false;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));
+  if (!has_values) return Status::Ok();
+  return cpu::GroupNorm(input.Data<float>(), NormLayoutOf(input.shape), num_groups,
+                        scale.present ? scale.Data<float>() : nullptr, bias.present ? bias.Data<float>() : nullptr,
+                        epsilon, output, OrtTaskRunner(api, ctx));
+}
+
+}  // namespace
+
+Status InferShapeOfInput(const ShapeInference& infer) {
+  InferredShape input;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
+  if (input.dims.empty()) return Status::Ok();  // unknown rank (or a scalar, refused at run time)
+  return infer.SetOutput(0, kFloat, input);
+}
+
+Status AllocateNormOutput(const OrtApi& api, OrtKernelContext* ctx, const Shape& shape, float** output,
+                          bool* has_values) {
+  void* data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, shape, &data));
+  *output = static_cast<float*>(data);
+  *has_values = std::find(shape.begin(), shape.end(), 0) == shape.end();
+  return Status::Ok();
+}
+
+const OpSchema& GroupNormOp::Schema() {
+  static const OpSchema schema{
+      {{"input", kFloat, false}, {"scale", kFloat, true}, {"bias", kFloat, true}},
+      {{"output", kFloat, false}},
+      {RequiredIntAttr("num_groups"), FloatAttr("epsilon", 1e-5f)}};
+  return schema;
+}
+
+Status GroupNormOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<GroupNormOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  GroupNormParams p;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("num_groups", &p.num_groups));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("epsilon", &p.epsilon));
+  OPBRIDGE_RETURN_IF_ERROR(CheckGroupNormParams(p));
+  *op = std::make_unique<GroupNormOp>(p);
+  return Status::Ok();
+}
+
+Status GroupNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, scale, bias;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scale));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &bias));
+  OPBRIDGE_RETURN_IF_ERROR(CheckGroupNormShapes(input.shape, params_.num_groups, scale.present ? &scale.shape : nullptr,
+                                                bias.present ? &bias.shape : nullptr));
+  return RunGroupNorm(api, ctx, input, params_.num_groups, scale, bias, params_.epsilon);
+}
+
+Status GroupNormOp::InferShape(const ShapeInference& infer) { return InferShapeOfInput(infer); }
+
+const OpSchema& TutorialGroupNormOp::Schema() {
+  // The tutorial's kernel takes four float inputs and reads "epsilon" with no fallback (its
+  // exporter always writes it); here it defaults to F.group_norm's 1e-5.
+  static const OpSchema schema{
+      {{"input", kFloat, false}, {"num_groups", kFloat, false}, {"scale", kFloat, false}, {"bias", kFloat, false}},
+      {{"output", kFloat, false}},
+      {FloatAttr("epsilon", 1e-5f)}};
+  return schema;
+}
+
+Status TutorialGroupNormOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                                   std::unique_ptr<TutorialGroupNormOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  float epsilon = 0.0f;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("epsilon", &epsilon));
+  OPBRIDGE_RETURN_IF_ERROR(CheckNormEpsilon(epsilon));
+  *op = std::make_unique<TutorialGroupNormOp>(epsilon);
+  return Status::Ok();
+}
+
+Status TutorialGroupNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, groups, scale, bias;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &groups));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &scale));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, &bias));
+  OPBRIDGE_RETURN_IF_ERROR(CheckNumGroupsTensorShape(groups.shape));
+  int64_t num_groups = 0;
+  OPBRIDGE_RETURN_IF_ERROR(NumGroupsFromValue(groups.Data<float>()[0], &num_groups));
+  OPBRIDGE_RETURN_IF_ERROR(CheckGroupNormShapes(input.shape, num_groups, &scale.shape, &bias.shape));
+  return RunGroupNorm(api, ctx, input, num_groups, scale, bias, epsilon_);
+}
+
+Status TutorialGroupNormOp::InferShape(const ShapeInference& infer) { return InferShapeOfInput(infer); }
+
+}  // namespace opbridge::ort

@@ -1,0 +1,46 @@
+// Instance normalization ORT glue: opbridge::InstanceNorm, mmcv::MMCVInstanceNormalization and
+// mmdeploy::TRTInstanceNormalization. It runs the group normalization kernel with G = C.
+#include "ort/ops/instance_norm.h"
+
+#include "kernels/cpu/instance_norm.h"
+#include "ort/ops/group_norm.h"
+
+namespace opbridge::ort {
+
+const OpSchema& InstanceNormOp::Schema() {
+  // ONNX InstanceNormalization's inputs (which mmcv's TensorRT preprocessing renames in place);
+  // epsilon defaults to 1e-5 as in both plugins' createPlugin.
+  static const OpSchema schema{{{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+                                {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+                                {"B", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+                               {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+                               {FloatAttr("epsilon", 1e-5f)}};
+  return schema;
+}
+
+Status InstanceNormOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<InstanceNormOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  InstanceNormParams p;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("epsilon", &p.epsilon));
+  OPBRIDGE_RETURN_IF_ERROR(CheckInstanceNormParams(p));
+  *op = std::make_unique<InstanceNormOp>(p);
+  return Status::Ok();
+}
+
+Status InstanceNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, scale, bias;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scale));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &bias));
+  OPBRIDGE_RETURN_IF_ERROR(CheckInstanceNormShapes(input.shape, scale.shape, bias.shape));
+  float* output = nullptr;
+  bool has_values = false;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));
+  if (!has_values) return Status::Ok();
+  return cpu::InstanceNorm(input.Data<float>(), NormLayoutOf(input.shape), scale.Data<float>(), bias.Data<float>(),
+                           params_.epsilon, output, OrtTaskRunner(api, ctx));
+}
+
+Status InstanceNormOp::InferShape(const ShapeInference& infer) { return InferShapeOfInput(infer); }
+
+}  // namespace opbridge::ort
