@@ -1,7 +1,8 @@
 """`opbridge check model.onnx`: will this ONNX file run in ONNX Runtime with opbridge, and if not, why.
 
 For a deployer with someone else's ONNX file (from mmcv, mmdeploy, opbridge.export or elsewhere):
-every node outside the standard ONNX domains, counted by (domain, op type) over the main graph,
+every node outside the standard ONNX domains (or in them under an op type no ONNX schema defines,
+as mmcv's TensorRT preprocessing leaves MMCVInstanceNormalization in the default domain), counted by (domain, op type) over the main graph,
 the model's functions and every subgraph (If/Loop/Scan bodies), with who provides it (opbridge's
 library, ONNX Runtime itself, a function defined in the model, or nobody); then an ORT session is
 created with the library, which checks every attribute and whatever shapes the file declares
@@ -254,13 +255,20 @@ def _custom_nodes(model: onnx.ModelProto) -> tuple[dict, int]:
         where, nodes = graphs.pop(0)
         for node in nodes:
             total += 1
-            if node.domain not in STANDARD_DOMAINS:
+            if _is_custom(node):
                 found[(node.domain, node.op_type)].append(where)
             for attr in node.attribute:  # If/Loop/Scan bodies, and any custom op's graph attributes
                 subgraphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
                 label = f"{where} > {node.op_type}{f' {node.name!r}' if node.name else ''}.{attr.name}"
                 graphs += [(label, g.node) for g in subgraphs]
     return dict(found), total
+
+
+def _is_custom(node: onnx.NodeProto) -> bool:
+    """Outside the standard domains, or in them with an op type ONNX does not define."""
+    if node.domain not in STANDARD_DOMAINS:
+        return True
+    return not onnx.defs.has(node.op_type, "" if node.domain == "ai.onnx" else node.domain)
 
 
 def _onnxruntime_ops() -> set | None:

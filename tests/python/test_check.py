@@ -147,6 +147,21 @@ def test_mmdeploy_file_runs(tmp_path):
     assert values[("output", "dets")] == ("batch", 50, 5) and values[("output", "warped")] == ("batch", 8, 32, 32)
 
 
+def test_op_in_the_default_domain_that_onnx_does_not_define(tmp_path):
+    # mmcv's TensorRT preprocessing renames InstanceNormalization in place: the node keeps domain "".
+    node = helper.make_node("MMCVInstanceNormalization", ["input", "scale", "B"], ["output"], epsilon=1e-5)
+    graph = helper.make_graph([node], "mmcv_trt_instance_norm", [
+        helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 4, 8, 8]),
+        helper.make_tensor_value_info("scale", TensorProto.FLOAT, [4]),
+        helper.make_tensor_value_info("B", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
+    report = check(save(model, tmp_path / "mmcv_trt.onnx"))
+    assert report.exit_code == 0, report.format()
+    assert [(op.domain, op.op_type, op.count, op.provider) for op in report.custom_ops] == [
+        ("", "MMCVInstanceNormalization", 1, "opbridge")]
+
+
 def test_opbridge_file_counts_each_op(tmp_path):
     report = check(save(opbridge_two_stage(), tmp_path / "opbridge.onnx"))
     assert report.exit_code == 0, report.format()
