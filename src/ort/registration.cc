@@ -7,6 +7,7 @@
 #include "ort/ops/deform_conv.h"
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
+#include "ort/ops/inverse.h"
 #include "ort/ops/multi_level_roi_align.h"
 #include "ort/ops/multi_level_rotated_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
@@ -71,6 +72,7 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
       Op<MultiLevelRotatedRoiAlignOp>("opbridge", "MultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
       Op<MultiLevelRotatedRoiAlignOp>("mmdeploy", "MMCVMultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
+      Op<InverseOp>("opbridge", "Inverse", "inverse"),
   };
   return *ops;
 }
