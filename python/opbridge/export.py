@@ -60,9 +60,10 @@ def export(
         output_names: names of the graph outputs.
         compat: None for opbridge's own identities, or "mmcv" / "mmdeploy" to write the identities
             those projects export (for tools that expect their ONNX files).
-        standard_ops: ops (kernel stems, e.g. ("deform_conv",)) to export as PyTorch's exporter
-            does by default, to standard ONNX ops, for runtimes that have them: "deform_conv" gives
-            ONNX DeformConv (opset 19), "nms" ONNX NonMaxSuppression. Dynamo exporter only.
+        standard_ops: ops (kernel stems, e.g. ("deform_conv",)) to export to standard ONNX ops,
+            or ORT's own, for runtimes that have them instead of to opbridge's: "deform_conv" gives
+            ONNX DeformConv (opset 19) and "nms" ONNX NonMaxSuppression (dynamo exporter only);
+            "inverse" gives ORT's com.microsoft::Inverse (either exporter).
     """
     if exporter not in EXPORTERS:
         raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
@@ -71,15 +72,17 @@ def export(
     known = {m.kernel for m in EXPORT_MAPPINGS}
     if set(standard_ops) - known:
         raise ValueError(f"standard_ops must be kernel names of {sorted(known)}, got {list(standard_ops)}")
-    if standard_ops and exporter != "dynamo":
-        raise ValueError("standard_ops needs exporter='dynamo' (the legacy exporter has no such translations)")
+    dynamo_only = [m.kernel for m in EXPORT_MAPPINGS if m.kernel in standard_ops and not m.legacy_standard]
+    if dynamo_only and exporter != "dynamo":
+        raise ValueError(f"standard_ops needs exporter='dynamo' for {dynamo_only} (the legacy exporter has no "
+                         "such translations)")
     inputs = ExportInputs(model, tuple(args), dynamic_axes)
     _prepare(model, inputs.args)
     with _patched_functions():
         if exporter == "dynamo":
             proto = _export_dynamo(model, inputs, output_names, standard_ops)
         else:
-            proto = _export_legacy(model, inputs, output_names)
+            proto = _export_legacy(model, inputs, output_names, standard_ops)
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
@@ -267,8 +270,9 @@ def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=()) -
 
 
 @contextlib.contextmanager
-def _legacy_symbolics(opset: int):
-    """Registers our symbolics at exactly `opset` for the duration of the block.
+def _legacy_symbolics(opset: int, standard_ops=()):
+    """Registers our symbolics at exactly `opset` for the duration of the block (an op's
+    legacy_standard ones for the ops in `standard_ops`).
 
     At exactly the export opset they win over torchvision's (opsets 11 and 16) and torch's
     built-ins, and unregistering afterwards brings those back untouched.
@@ -276,7 +280,8 @@ def _legacy_symbolics(opset: int):
     names = []
     try:
         for mapping in EXPORT_MAPPINGS:
-            for name, fn in mapping.legacy.items():
+            symbolics = {**mapping.legacy, **mapping.legacy_standard} if mapping.kernel in standard_ops else mapping.legacy
+            for name, fn in symbolics.items():
                 torch.onnx.register_custom_op_symbolic(name, fn, opset)
                 names.append(name)
         yield
@@ -285,9 +290,9 @@ def _legacy_symbolics(opset: int):
             torch.onnx.unregister_custom_op_symbolic(name, opset)
 
 
-def _export_legacy(model, inputs: ExportInputs, output_names) -> onnx.ModelProto:
+def _export_legacy(model, inputs: ExportInputs, output_names, standard_ops=()) -> onnx.ModelProto:
     buffer = io.BytesIO()
-    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET):
+    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, standard_ops):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             model, inputs.args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=inputs.names,

@@ -44,13 +44,16 @@ class AttributePatch:
 class ExportMapping:
     """How one op reaches ONNX: translations for the dynamo exporter (keyed by torch op overload),
     symbolics for the legacy exporter (keyed by "namespace::op" name), dynamo translations to
-    standard ONNX ops for export with standard_ops (replacing entries of `dynamo`; ops absent
-    here keep torch's own translation), and Python functions patched during export."""
+    standard ONNX ops (or ORT's own) for export with standard_ops (replacing entries of `dynamo`;
+    ops absent here keep torch's own translation), legacy symbolics for standard_ops (replacing
+    entries of `legacy`; an op without them has standard_ops for the dynamo exporter only), and
+    Python functions patched during export."""
 
     kernel: str
     dynamo: dict = dataclasses.field(default_factory=dict)
     legacy: dict[str, Callable] = dataclasses.field(default_factory=dict)
     standard: dict = dataclasses.field(default_factory=dict)
+    legacy_standard: dict[str, Callable] = dataclasses.field(default_factory=dict)
     patches: tuple[FunctionPatch | AttributePatch, ...] = ()
 
 
