@@ -28,14 +28,14 @@ Workload modules import torch only inside the engines that need it, so that the 
 
 from __future__ import annotations
 
-from opbridge.bench import (deform_conv, grid_sample, models, multi_scale_roi_align, nms, nms_match, nms_rotated,
-                            roi_align, roi_align_rotated, soft_nms, trt_batched_nms)
+from opbridge.bench import (deform_conv, grid_sample, inverse, models, multi_scale_roi_align, nms, nms_match,
+                            nms_rotated, roi_align, roi_align_rotated, soft_nms, trt_batched_nms)
 from opbridge.bench.harness import Case, run
 
 # Every workload, by id, in report order.
 OP_WORKLOADS = {**roi_align.WORKLOADS, **grid_sample.WORKLOADS, **soft_nms.WORKLOADS, **deform_conv.WORKLOADS,
                 **nms.WORKLOADS, **nms_rotated.WORKLOADS, **nms_match.WORKLOADS, **trt_batched_nms.WORKLOADS,
-                **roi_align_rotated.WORKLOADS, **multi_scale_roi_align.WORKLOADS}
+                **roi_align_rotated.WORKLOADS, **multi_scale_roi_align.WORKLOADS, **inverse.WORKLOADS}
 WORKLOADS = {**OP_WORKLOADS, **models.WORKLOADS}
 
 __all__ = ["Case", "OP_WORKLOADS", "WORKLOADS", "main"]
