@@ -21,6 +21,12 @@ Status CheckInverseShape(const Shape& input) {
     return Status::Error("input must hold square matrices [..., M, M], got shape ", ShapeToString(input),
                          " (", input[input.size() - 2], " rows, ", input[input.size() - 1], " columns)");
   }
+  // With M = 0 the leading dims can be anything ORT accepts, and their product must still count
+  // the matrices (and size the info output).
+  int64_t batch = 0;
+  if (!CheckedNumElements(InverseInfoShape(input), &batch)) {
+    return Status::Error("input's leading dims hold more than 2^63 - 1 matrices, got shape ", ShapeToString(input));
+  }
   return Status::Ok();
 }
 

@@ -19,7 +19,7 @@ struct InverseParams {
 
 // Attribute rules: check_errors is 0 or 1.
 Status MakeInverseParams(int64_t check_errors, InverseParams* params);
-// Shape rules: input [..., M, M], rank >= 2.
+// Shape rules: input [..., M, M], rank >= 2, the number of matrices fits int64.
 Status CheckInverseShape(const Shape& input);
 // The number of matrices (the product of the leading dims) and their order M.
 int64_t InverseBatch(const Shape& input);

@@ -232,6 +232,10 @@ TEST(Inverse, ShapeRules) {
             "input must have rank >= 2 [..., M, M] (a batch of square matrices), got shape [4]");
   EXPECT_EQ(CheckInverseShape({2, 3, 4}).message(),
             "input must hold square matrices [..., M, M], got shape [2, 3, 4] (3 rows, 4 columns)");
+  const int64_t huge = int64_t{1} << 40;
+  EXPECT_EQ(CheckInverseShape({huge, huge, 0, 0}).message(),
+            "input's leading dims hold more than 2^63 - 1 matrices, got shape [1099511627776, 1099511627776, 0, 0]");
+  EXPECT_TRUE(CheckInverseShape({huge, 0, 0}).ok());
   EXPECT_EQ(InverseBatch({2, 3, 5, 5}), 6);
   EXPECT_EQ(InverseBatch({5, 5}), 1);
   EXPECT_EQ(InverseInfoShape({2, 3, 5, 5}), (Shape{2, 3}));

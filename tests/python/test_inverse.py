@@ -154,6 +154,14 @@ def test_empty_and_high_rank_inputs(shape):
         assert_inverse_close(output, reference(a), "float64_reference")
 
 
+def test_many_empty_matrices():
+    """2^40 matrices of order 0: an empty output, and no scratch memory for their info. (A count
+    beyond int64, which numpy cannot build, is an error: tests/cpp/inverse_test.cc.)"""
+    huge = 2 ** 40
+    (output,) = run(inverse_model(), {"input": np.zeros((huge, 0, 0), f32)})
+    assert output.shape == (huge, 0, 0)
+
+
 def test_shape_inference():
     model = inverse_model(with_info=True, input_shape=["batch", 3, 3])
     session = opbridge.create_session(model)

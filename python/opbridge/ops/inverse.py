@@ -59,7 +59,7 @@ def _inverse_ex_onnx(A: FLOAT, check_errors: bool) -> tuple[FLOAT, INT32]:  # th
 
 
 @onnxscript.script(WRAPPERS)
-def _microsoft_inverse_onnx(A: FLOAT) -> FLOAT:
+def _microsoft_inverse_onnx(A: FLOAT) -> FLOAT:  # the exporter passes float64 and float16 matrices too
     return MICROSOFT.Inverse(A)
 
 

@@ -32,7 +32,10 @@ Status InverseOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetOutputCount(ctx, &outputs)));
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, input.shape, &output));
-  const int64_t batch = InverseBatch(input.shape);
+  const int64_t batch = InverseBatch(input.shape), order = InverseOrder(input.shape);
+  // Without matrices, or with 0 x 0 ones (which are never singular), only an info output needs
+  // writing: no scratch for a huge count of empty matrices.
+  if ((batch == 0 || order == 0) && outputs == 1) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   // The kernel always reports every matrix's info: into the info output when the node has it,
@@ -42,7 +45,7 @@ Status InverseOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   ScratchBlock info_scratch(scratch, info == nullptr ? sizeof(int32_t) * batch : 0);
   if (info == nullptr) info = info_scratch.data();
   if (info == nullptr) return Status::Error("out of memory for ", batch, " matrices' info");
-  OPBRIDGE_RETURN_IF_ERROR(cpu::Inverse(input.Data<float>(), batch, InverseOrder(input.shape),
+  OPBRIDGE_RETURN_IF_ERROR(cpu::Inverse(input.Data<float>(), batch, order,
                                         static_cast<float*>(output), static_cast<int32_t*>(info), scratch,
                                         OrtTaskRunner(api, ctx)));
   if (params_.check_errors) return CheckInverseInfo(input.shape, static_cast<const int32_t*>(info));
