@@ -13,6 +13,7 @@
 #include "kernels/cpu/deform_conv.h"
 #include "kernels/cpu/grid_sample.h"
 #include "kernels/cpu/group_norm.h"
+#include "kernels/cpu/inverse.h"
 #include "kernels/cpu/packed_gemm.h"
 #include "kernels/cpu/roi_align.h"
 #include "kernels/cpu/soft_nms.h"
@@ -238,6 +239,23 @@ void BM_EigenSgemmDcnLarge(benchmark::State& state) {
   state.SetLabel(bench::SgemmLibrary());
 }
 BENCHMARK(BM_EigenSgemmDcnLarge)->Unit(benchmark::kMillisecond);
+
+// inverse: [4096, 4, 4] (the lane path) and [64, 64, 64] (one matrix at a time); uniform entries
+// in [-1, 1] plus M on the diagonal (well conditioned), rows in their order.
+void BM_Inverse(benchmark::State& state) {
+  const int64_t batch = state.range(0), m = state.range(1);
+  auto a = Uniform(batch * m * m, -1, 1, 14);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < m; ++i) a[(b * m + i) * m + i] += static_cast<float>(m);
+  std::vector<float> out(a.size());
+  std::vector<int32_t> info(batch);
+  HeapScratchAllocator scratch;
+  for (auto _ : state) {
+    cpu::Inverse(a.data(), batch, m, out.data(), info.data(), scratch, SerialTaskRunner());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_Inverse)->Args({4096, 4})->Args({64, 64})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace opbridge

@@ -62,11 +62,12 @@ def export(
             those projects export (for tools that expect their ONNX files). Ops those projects
             export with standard ONNX ops for ONNX Runtime (instance and group normalization) are
             then written as PyTorch writes them.
-        standard_ops: ops (kernel stems, e.g. ("deform_conv",)) to export as PyTorch's exporter
-            does by default, to standard ONNX ops, for runtimes that have them: "deform_conv" gives
+        standard_ops: ops (kernel stems, e.g. ("deform_conv",)) to export to standard ONNX ops, or
+            ORT's own, for runtimes that have them, instead of to opbridge's: "deform_conv" gives
             ONNX DeformConv (opset 19), "nms" ONNX NonMaxSuppression, "group_norm" the Reshape ->
             InstanceNormalization -> Reshape -> Mul -> Add chain, "instance_norm" ONNX
-            InstanceNormalization. Dynamo exporter only.
+            InstanceNormalization (these with the dynamo exporter only); "inverse" gives ORT's
+            com.microsoft::Inverse (either exporter).
     """
     if exporter not in EXPORTERS:
         raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
@@ -75,8 +76,11 @@ def export(
     known = {m.kernel for m in EXPORT_MAPPINGS}
     if set(standard_ops) - known:
         raise ValueError(f"standard_ops must be kernel names of {sorted(known)}, got {list(standard_ops)}")
-    if standard_ops and exporter != "dynamo":
-        raise ValueError("standard_ops needs exporter='dynamo' (the legacy exporter has no such translations)")
+    without = [m.kernel for m in EXPORT_MAPPINGS if m.kernel in standard_ops and exporter not in m.standard_exporters]
+    if without:
+        offered = sorted(m.kernel for m in EXPORT_MAPPINGS if exporter in m.standard_exporters)
+        raise ValueError(f"standard_ops: {without} have no standard-ONNX export with the {exporter} exporter; "
+                         f"those that do: {offered}")
     inputs = ExportInputs(model, tuple(args), dynamic_axes)
     # With compat, the ops the peers export with standard ONNX ops are written that way.
     peers_standard = tuple(m.kernel for m in EXPORT_MAPPINGS if m.peers_export_standard) if compat else ()
@@ -85,7 +89,7 @@ def export(
         if exporter == "dynamo":
             proto = _export_dynamo(model, inputs, output_names, standard_ops, peers_standard)
         else:
-            proto = _export_legacy(model, inputs, output_names, peers_standard)
+            proto = _export_legacy(model, inputs, output_names, standard_ops, peers_standard)
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
@@ -274,9 +278,10 @@ def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=(), p
 
 
 @contextlib.contextmanager
-def _legacy_symbolics(opset: int, skip=()):
-    """Registers our symbolics at exactly `opset` for the duration of the block, except those of
-    the kernels in `skip` (which keep torch's).
+def _legacy_symbolics(opset: int, standard_ops=(), skip=()):
+    """Registers our symbolics at exactly `opset` for the duration of the block (an op's
+    legacy_standard ones for the ops in `standard_ops`), except those of the kernels in `skip`
+    (which keep torch's).
 
     At exactly the export opset they win over torchvision's (opsets 11 and 16) and torch's
     built-ins, and unregistering afterwards brings those back untouched.
@@ -286,7 +291,11 @@ def _legacy_symbolics(opset: int, skip=()):
         for mapping in EXPORT_MAPPINGS:
             if mapping.kernel in skip:
                 continue
-            for name, fn in mapping.legacy.items():
+            # An op in standard_ops without legacy_standard symbolics keeps torch's translation.
+            if mapping.kernel in standard_ops and not mapping.legacy_standard:
+                continue
+            symbolics = {**mapping.legacy, **mapping.legacy_standard} if mapping.kernel in standard_ops else mapping.legacy
+            for name, fn in symbolics.items():
                 torch.onnx.register_custom_op_symbolic(name, fn, opset)
                 names.append(name)
         yield
@@ -295,9 +304,9 @@ def _legacy_symbolics(opset: int, skip=()):
             torch.onnx.unregister_custom_op_symbolic(name, opset)
 
 
-def _export_legacy(model, inputs: ExportInputs, output_names, peers_standard=()) -> onnx.ModelProto:
+def _export_legacy(model, inputs: ExportInputs, output_names, standard_ops=(), peers_standard=()) -> onnx.ModelProto:
     buffer = io.BytesIO()
-    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, skip=peers_standard):
+    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, standard_ops, skip=peers_standard):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             model, inputs.args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=inputs.names,

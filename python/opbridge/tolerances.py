@@ -47,6 +47,27 @@ TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
         "sample coordinates are computed in float32, as PyTorch does: at coordinates up to ~300 px "
         "their rounding (~2e-5 px) times the local gradient of random data reaches ~5e-5",
     ),
+    # opbridge::Inverse, compared matrix by matrix relative to the largest entry of the reference
+    # inverse, |x - ref| <= rtol * max |ref| (an elementwise tolerance would fail on entries near
+    # zero, whose error is set by the largest ones); float32 inputs, the reference in float64.
+    ("inverse", "float64_reference", "float32"): Tolerance(
+        2e-6, 0.0,
+        "float32 LU with partial pivoting (LAPACK's sgetf2 + sgetrs order) of matrices with condition "
+        "numbers below ~10 is within a few ulps of the largest entry, a slowly growing factor of the "
+        "order: up to 6.5e-7 measured for orders 1 to 64",
+    ),
+    ("inverse", "ill_conditioned", "float32"): Tolerance(
+        4e-8, 0.0,
+        "per unit of the matrix's condition number (2-norm): any float32 inverse errs by about "
+        "cond(A) * 2^-24 (6e-8) times a modest factor; opbridge, torch.linalg.inv and "
+        "com.microsoft::Inverse all stay below 1.5e-8 * cond on matrices of orders 3 to 64 with "
+        "condition numbers 1e3 to 1e5",
+    ),
+    ("inverse", "same_precision", "float32"): Tolerance(
+        2e-6, 0.0,
+        "against torch.linalg.inv (MKL): the same float32 method with some operations ordered "
+        "differently, a few ulps of the largest entry for well-conditioned matrices (7e-7 measured)",
+    ),
     # A whole exported model in ORT against eager PyTorch (opbridge.verify and the demo).
     ("*", "model", "float32"): Tolerance(
         1e-4, 1e-4, "ORT's and PyTorch's convolutions and matrix products sum in different orders"

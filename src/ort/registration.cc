@@ -11,6 +11,7 @@
 #include "ort/ops/group_norm.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
 #include "ort/ops/instance_norm.h"
+#include "ort/ops/inverse.h"
 #include "ort/ops/multi_level_roi_align.h"
 #include "ort/ops/multi_level_rotated_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
@@ -89,6 +90,7 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<TutorialGroupNormOp>("mydomain", "mygroupnorm", "group_norm"),
       Op<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
       Op<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
+      Op<InverseOp>("opbridge", "Inverse", "inverse"),
   };
   return *ops;
 }

@@ -213,8 +213,21 @@ def test_deform_conv2d_as_standard_onnx_deform_conv():
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     (actual,) = session.run(None, {"x": x.numpy()})
     np.testing.assert_allclose(actual, model(x).detach().numpy(), rtol=1e-4, atol=1e-4)
-    with pytest.raises(ValueError, match="standard_ops needs exporter='dynamo'"):
+    with pytest.raises(ValueError, match=r"standard_ops: \['deform_conv'\] have no standard-ONNX export with the legacy "
+                       r"exporter; those that do: \['group_norm', 'instance_norm', 'inverse'\]"):
         opbridge.export(model, (x,), exporter="legacy", standard_ops=("deform_conv",))
+
+
+@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+def test_standard_ops_refuses_an_op_without_a_standard_onnx_form(exporter):
+    # ONNX has no cummax: there is nothing standard to write, so export says so before tracing.
+    class CumMax(torch.nn.Module):
+        def forward(self, x):
+            return torch.cummax(x, 1).values
+
+    with pytest.raises(ValueError, match=rf"standard_ops: \['cummax'\] have no standard-ONNX export with the "
+                                         rf"{exporter} exporter; those that do: \["):
+        opbridge.export(CumMax(), (torch.randn(2, 3),), exporter=exporter, standard_ops=("cummax",))
 
 
 def test_deform_conv_has_no_one_to_one_compat_identity():

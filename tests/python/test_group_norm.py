@@ -407,8 +407,8 @@ def test_standard_ops_and_compat_write_pytorchs_chain():
 
     torch.manual_seed(0)
     model, x = torch.nn.GroupNorm(4, 8).eval(), torch.randn(2, 8, 5, 5)
-    for kwargs in ({"standard_ops": ("group_norm",)}, {"compat": "mmdeploy"}, {"compat": "mmcv"},
-                   {"compat": "mmcv", "exporter": "legacy"}):
+    for kwargs in ({"standard_ops": ("group_norm",)}, {"standard_ops": ("group_norm",), "exporter": "legacy"},
+                   {"compat": "mmdeploy"}, {"compat": "mmcv"}, {"compat": "mmcv", "exporter": "legacy"}):
         proto = opbridge.export(model, (x,), **kwargs)
         types = [n.op_type for n in proto.graph.node]
         assert not custom_nodes(proto) and "InstanceNormalization" in types, (kwargs, types)

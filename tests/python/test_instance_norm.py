@@ -307,7 +307,8 @@ def test_standard_ops_and_compat_write_onnx_instance_normalization():
 
     torch.manual_seed(0)
     model, x = torch.nn.InstanceNorm2d(3, affine=True).eval(), torch.randn(2, 3, 6, 6)
-    for kwargs in ({"standard_ops": ("instance_norm",)}, {"compat": "mmcv"}, {"compat": "mmdeploy", "exporter": "legacy"}):
+    for kwargs in ({"standard_ops": ("instance_norm",)}, {"standard_ops": ("instance_norm",), "exporter": "legacy"},
+                   {"compat": "mmcv"}, {"compat": "mmdeploy", "exporter": "legacy"}):
         proto = opbridge.export(model, (x,), **kwargs)
         assert not custom_nodes(proto) and "InstanceNormalization" in [n.op_type for n in proto.graph.node], kwargs
         session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])

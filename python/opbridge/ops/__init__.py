@@ -9,6 +9,7 @@ from opbridge.ops import grid_sample as _grid_sample
 from opbridge.ops import group_norm as _group_norm
 from opbridge.ops import heatmaps_to_keypoints as _heatmaps_to_keypoints
 from opbridge.ops import instance_norm as _instance_norm
+from opbridge.ops import inverse as _inverse
 from opbridge.ops import multi_scale_roi_align as _multi_scale_roi_align
 from opbridge.ops import nms as _nms
 from opbridge.ops import nms_match as _nms_match
@@ -43,7 +44,7 @@ EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _de
                    _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT,
                    _roi_align_rotated.EXPORT, _rotated_feature_align.EXPORT, _multi_level_roi_align.EXPORT,
                    _multi_level_rotated_roi_align.EXPORT, _cummax.EXPORT, _corner_pool.EXPORT, _instance_norm.EXPORT,
-                   _group_norm.EXPORT)
+                   _group_norm.EXPORT, _inverse.EXPORT)
 
 __all__ = ["batched_nms", "batched_nms_rotated", "corner_pool", "heatmaps_to_keypoints", "multi_level_roi_align",
            "multi_level_rotated_roi_align",

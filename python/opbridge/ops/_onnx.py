@@ -44,19 +44,27 @@ class AttributePatch:
 class ExportMapping:
     """How one op reaches ONNX: translations for the dynamo exporter (keyed by torch op overload),
     symbolics for the legacy exporter (keyed by "namespace::op" name), dynamo translations to
-    standard ONNX ops for export with standard_ops (replacing entries of `dynamo`; ops absent
-    here keep torch's own translation), and Python functions patched during export.
+    standard ONNX ops (or ORT's own) for export with standard_ops (replacing entries of `dynamo`;
+    ops absent here keep torch's own translation), legacy symbolics for standard_ops (replacing
+    entries of `legacy`; an op without them has standard_ops for the dynamo exporter only), and
+    Python functions patched during export.
 
     peers_export_standard: mmcv and mmdeploy export this op with PyTorch's standard ONNX
     translation for ONNX Runtime, so an export with compat="mmcv" / "mmdeploy" does too (with
-    either exporter) rather than writing opbridge's node."""
+    either exporter) rather than writing opbridge's node.
+
+    standard_exporters: the exporters with which export(standard_ops=...) may name this kernel:
+    those for which `standard` / `legacy_standard` or PyTorch's own translation writes a graph
+    without opbridge's node (tested). Empty: the op has no standard-ONNX form (cummax, say)."""
 
     kernel: str
     dynamo: dict = dataclasses.field(default_factory=dict)
     legacy: dict[str, Callable] = dataclasses.field(default_factory=dict)
     standard: dict = dataclasses.field(default_factory=dict)
+    legacy_standard: dict[str, Callable] = dataclasses.field(default_factory=dict)
     patches: tuple[FunctionPatch | AttributePatch, ...] = ()
     peers_export_standard: bool = False
+    standard_exporters: tuple[str, ...] = ()
 
 
 def symbolic_helper():

@@ -76,4 +76,5 @@ EXPORT = ExportMapping(
     kernel="deform_conv",
     dynamo={torch.ops.torchvision.deform_conv2d.default: _deform_conv2d_onnx},
     legacy={"torchvision::deform_conv2d": _deform_conv2d_symbolic},
+    standard_exporters=("dynamo",),
 )

@@ -73,4 +73,5 @@ EXPORT = ExportMapping(
     dynamo={torch.ops.aten.group_norm.default: _group_norm_onnx},
     legacy={"aten::group_norm": _group_norm_symbolic},
     peers_export_standard=True,
+    standard_exporters=("dynamo", "legacy"),
 )

@@ -75,4 +75,5 @@ EXPORT = ExportMapping(
     dynamo={torch.ops.aten.instance_norm.default: _instance_norm_dispatch},
     legacy={"aten::instance_norm": _instance_norm_symbolic},
     peers_export_standard=True,
+    standard_exporters=("dynamo", "legacy"),
 )

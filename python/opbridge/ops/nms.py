@@ -214,4 +214,5 @@ EXPORT = ExportMapping(
         torch.ops.opbridge.multiclass_nms.default: _multiclass_nms_standard,
     },
     patches=(FunctionPatch(torchvision.ops.boxes.batched_nms, _batched_nms_replacement),),
+    standard_exporters=("dynamo",),
 )

@@ -1,0 +1,71 @@
+// Matrix inverse ORT glue: opbridge::Inverse.
+#include "ort/ops/inverse.h"
+
+#include "kernels/cpu/inverse.h"
+#include "ort/op_adapter.h"
+
+namespace opbridge::ort {
+
+const OpSchema& InverseOp::Schema() {
+  static const OpSchema schema{{{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+                               {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+                                {"info", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, true}},
+                               {IntAttr("check_errors", 1)}};
+  return schema;
+}
+
+Status InverseOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<InverseOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  int64_t check_errors = 1;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("check_errors", &check_errors));
+  InverseParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeInverseParams(check_errors, &p));
+  *op = std::make_unique<InverseOp>(p);
+  return Status::Ok();
+}
+
+Status InverseOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(CheckInverseShape(input.shape));
+  size_t outputs = 0;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetOutputCount(ctx, &outputs)));
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, input.shape, &output));
+  const int64_t batch = InverseBatch(input.shape), order = InverseOrder(input.shape);
+  // Without matrices, or with 0 x 0 ones (which are never singular), only an info output needs
+  // writing: no scratch for a huge count of empty matrices.
+  if ((batch == 0 || order == 0) && outputs == 1) return Status::Ok();
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  // The kernel always reports every matrix's info: into the info output when the node has it,
+  // else into scratch memory (check_errors reads it).
+  void* info = nullptr;
+  if (outputs > 1) OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, InverseInfoShape(input.shape), &info));
+  ScratchBlock info_scratch(scratch, info == nullptr ? sizeof(int32_t) * batch : 0);
+  if (info == nullptr) info = info_scratch.data();
+  if (info == nullptr) return Status::Error("out of memory for ", batch, " matrices' info");
+  OPBRIDGE_RETURN_IF_ERROR(cpu::Inverse(input.Data<float>(), batch, order,
+                                        static_cast<float*>(output), static_cast<int32_t*>(info), scratch,
+                                        OrtTaskRunner(api, ctx)));
+  if (params_.check_errors) return CheckInverseInfo(input.shape, static_cast<const int32_t*>(info));
+  return Status::Ok();
+}
+
+Status InverseOp::InferShape(const ShapeInference& infer) {
+  InferredShape input;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
+  OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, input));
+  if (input.dims.size() < 2) return Status::Ok();  // unknown rank (or an error at run time)
+  InferredShape info;
+  info.dims.assign(input.dims.begin(), input.dims.end() - 2);
+  info.symbols.assign(input.symbols.begin(), input.symbols.end() - 2);
+  // The context does not say whether the node has the optional info output, and setting an
+  // output a node lacks is an error: it is tried, and a failure means there is none. ORT before
+  // 1.28 does not check and writes past its list of outputs: there info's shape is left to run
+  // time (as TensorRT batched NMS's index).
+  if (RegisteredRuntimeMinor() >= 28) (void)infer.SetOutput(1, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, info);
+  return Status::Ok();
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,288 @@
+"""opbridge::Inverse through the built library in ORT, against numpy.linalg.inv in float64 (an
+independent reference) and torch.linalg.inv; singular matrices as opbridge, PyTorch and ORT's
+com.microsoft::Inverse treat them; every error message. Export round trips are in
+test_inverse_export.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import opbridge
+from graphs import one_node_model, ort_minor, run, run_error, session_error
+
+f32 = np.float32
+NAN, INF = float("nan"), float("inf")
+IDENTITY = "opbridge::Inverse"
+ORDERS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33, 64]
+BATCHES = [(), (5,), (2, 3), (1, 2, 1, 2)]
+
+
+def inverse_model(check_errors: int | None = None, with_info: bool = False, input_shape=None):
+    attrs = {} if check_errors is None else {"check_errors": check_errors}
+    return one_node_model(IDENTITY, attrs, ["input"], ["output"] + (["info"] if with_info else []),
+                          input_shapes={"input": input_shape} if input_shape is not None else None)
+
+
+def invert(a: np.ndarray, threads: int = 1, check_errors: int = 0):
+    """output and info, as ORT computes them."""
+    output, info = run(inverse_model(check_errors, with_info=True), {"input": a}, threads=threads)
+    assert output.dtype == f32 and output.shape == a.shape
+    assert info.dtype == np.int32 and info.shape == a.shape[:-2]
+    return output, info
+
+
+def well_conditioned(batch: tuple, m: int, seed: int) -> np.ndarray:
+    """Random matrices with condition numbers below ~10 that need row swaps: standard normal entries
+    plus 2 sqrt(m) on the diagonal, rows shuffled."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(batch + (m, m)) + 2.0 * np.sqrt(m) * np.eye(m)
+    rows = np.argsort(rng.random(batch + (m,)), axis=-1)
+    return np.take_along_axis(a, rows[..., None], axis=-2).astype(f32)
+
+
+def ill_conditioned(count: int, m: int, log10_cond: float, seed: int) -> np.ndarray:
+    """Invertible matrices U diag(s) V^T with singular values from 1 down to 10^-log10_cond."""
+    rng = np.random.default_rng(seed)
+    u, _ = np.linalg.qr(rng.standard_normal((count, m, m)))
+    v, _ = np.linalg.qr(rng.standard_normal((count, m, m)))
+    s = np.logspace(0, -log10_cond, m)
+    return (u * s[None, None, :] @ np.swapaxes(v, -1, -2)).astype(f32)
+
+
+def normwise_error(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Per matrix: max |x - ref| / max |ref|."""
+    return np.abs(x.astype(np.float64) - ref).max(axis=(-2, -1)) / np.abs(ref).max(axis=(-2, -1))
+
+
+def assert_inverse_close(x, ref, comparison: str, scale=1.0):
+    """Per matrix within the tolerance table's rtol (times `scale`, e.g. a condition number) of
+    the largest entry of `ref`."""
+    tol = opbridge.tolerances.tolerance(comparison, x.dtype, "inverse")
+    error = normwise_error(x, ref)
+    assert np.all(error <= tol.rtol * np.asarray(scale)), f"{comparison}: worst {error.max():.3g}"
+
+
+def reference(a: np.ndarray) -> np.ndarray:
+    return np.linalg.inv(a.astype(np.float64))
+
+
+# --- values ----------------------------------------------------------------------------------------
+
+
+# Every order at every batch shape, except the largest orders at rank 6 (their time, not coverage).
+SWEEP = [(m, batch) for m in ORDERS for batch in BATCHES if m <= 16 or len(batch) <= 2]
+
+
+@pytest.mark.parametrize("m,batch", SWEEP, ids=[f"{m}-{'x'.join(map(str, b)) or 'rank2'}" for m, b in SWEEP])
+def test_matches_float64_reference(m, batch):
+    a = well_conditioned(batch, m, seed=m * 10 + len(batch))
+    output, info = invert(a)
+    assert_inverse_close(output, reference(a), "float64_reference")
+    assert np.all(info == 0)
+    # The default (check_errors = 1) and a node without the info output compute the same.
+    (plain,) = run(inverse_model(), {"input": a})
+    assert np.array_equal(plain, output)
+
+
+@pytest.mark.parametrize("m", [2, 4, 8, 9, 33, 64])
+def test_matches_torch_linalg_inv(m):
+    a = well_conditioned((40,), m, seed=m)
+    output, _ = invert(a)
+    expected = torch.linalg.inv(torch.from_numpy(a)).numpy().astype(np.float64)
+    assert_inverse_close(output, expected, "same_precision")
+
+
+@pytest.mark.parametrize("m,log10_cond", [(3, 3), (4, 4), (8, 4), (16, 3), (33, 4), (64, 5)])
+def test_ill_conditioned_matrices(m, log10_cond):
+    """Error bounded by the condition number, as for any float32 inverse; PyTorch's and ORT's are
+    held to the same bound."""
+    a = ill_conditioned(30, m, log10_cond, seed=m)
+    ref = reference(a)
+    cond = np.linalg.cond(a.astype(np.float64))
+    assert cond.min() > 10 ** (log10_cond - 1)
+    output, info = invert(a)
+    assert np.all(info == 0)
+    assert_inverse_close(output, ref, "ill_conditioned", scale=cond)
+    microsoft = run(one_node_model("com.microsoft::Inverse", {}, ["input"], ["output"]), {"input": a})[0]
+    eager = torch.linalg.inv(torch.from_numpy(a)).numpy()
+    for other in (microsoft, eager):
+        assert_inverse_close(other, ref, "ill_conditioned", scale=cond)
+
+
+def test_closed_forms():
+    """2x2: [[a, b], [c, d]]^-1 = [[d, -b], [-c, a]] / (ad - bc); diagonal: reciprocals, correctly
+    rounded; a permutation: its transpose; 1x1: the reciprocal."""
+    a = np.array([[[4, 7], [2, 6]], [[1, 2], [3, 4]]], f32)
+    expected = np.array([[[0.6, -0.7], [-0.2, 0.4]], [[-2, 1], [1.5, -0.5]]])
+    assert_inverse_close(invert(a)[0], expected, "float64_reference")
+    for m in (3, 8, 9, 20):
+        d = np.arange(1, m + 1, dtype=f32) * f32(0.7)
+        assert np.array_equal(invert(np.diag(d))[0], np.diag(f32(1) / d))
+        p = np.eye(m, dtype=f32)[np.random.default_rng(m).permutation(m)]
+        assert np.array_equal(invert(p)[0], p.T)
+    ones = np.array([[[2.0]], [[-0.25]], [[3.0]]], f32)
+    assert np.array_equal(invert(ones)[0], f32(1) / ones)
+
+
+@pytest.mark.parametrize("shape", [(4096, 4, 4), (37, 3, 3), (50, 33, 33), (3, 70, 70)])
+def test_thread_count_does_not_change_results(shape):
+    a = well_conditioned(shape[:-2], shape[-1], seed=shape[0])
+    one, info_one = invert(a, threads=1)
+    two, info_two = invert(a, threads=2)
+    assert one.tobytes() == two.tobytes() and np.array_equal(info_one, info_two)
+
+
+def test_a_matrix_does_not_depend_on_its_batch():
+    """Small matrices are inverted 16 to a vector: alone, or in any place of a batch, the same bits."""
+    a = well_conditioned((45,), 5, seed=3)
+    batch = invert(a)[0]
+    for i in (0, 15, 16, 44):
+        assert np.array_equal(invert(a[i:i + 1])[0][0], batch[i])
+
+
+# --- shapes ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0), (0, 0), (3, 0, 2, 2), (2, 1, 3, 1, 1, 4, 4)])
+def test_empty_and_high_rank_inputs(shape):
+    a = well_conditioned(shape[:-2], shape[-1], seed=1) if shape[-1] else np.zeros(shape, f32)
+    output, info = invert(a)
+    assert output.shape == shape and info.shape == shape[:-2] and np.all(info == 0)
+    if output.size:
+        assert_inverse_close(output, reference(a), "float64_reference")
+
+
+def test_many_empty_matrices():
+    """2^40 matrices of order 0: an empty output, and no scratch memory for their info. (A count
+    beyond int64, which numpy cannot build, is an error: tests/cpp/inverse_test.cc.)"""
+    huge = 2 ** 40
+    (output,) = run(inverse_model(), {"input": np.zeros((huge, 0, 0), f32)})
+    assert output.shape == (huge, 0, 0)
+
+
+def test_shape_inference():
+    model = inverse_model(with_info=True, input_shape=["batch", 3, 3])
+    session = opbridge.create_session(model)
+    output, info = session.get_outputs()
+    assert output.shape == ["batch", 3, 3]
+    if ort_minor() >= 28:  # older runtimes leave the optional info's shape to run time (see inverse.cc)
+        assert info.shape == ["batch"]
+
+
+# --- singular matrices -------------------------------------------------------------------------------
+
+# Matrices singular in exact arithmetic that torch.linalg.inv reports singular in float32 (its LU
+# meets an exactly zero pivot: rounding decides for the integer ramps), with PyTorch's info.
+SINGULAR = {
+    "zeros": (np.zeros((4, 4)), 1),
+    "repeated_row": (np.array([[1, 2, 3], [4, 5, 6], [1, 2, 3]]), 3),
+    "zero_column": (np.array([[1, 0, 3], [4, 0, 6], [7, 0, 9]]), 2),
+    "ramp_3x3": (np.arange(1, 10).reshape(3, 3), 3),
+    "ramp_4x4": (np.arange(1, 17).reshape(4, 4), 4),
+    "ramp_12x12": (np.arange(1, 145).reshape(12, 12), 12),
+    "ones_5x5": (np.ones((5, 5)), 2),
+    "dependent_10x10": (np.arange(100).reshape(10, 10) % 7, 8),
+}
+
+
+@pytest.mark.parametrize("name", SINGULAR)
+def test_singular_info_matches_pytorch(name):
+    matrix, expected_info = SINGULAR[name]
+    a = np.stack([matrix, np.eye(len(matrix)) * 2]).astype(f32)
+    output, info = invert(a)
+    _, torch_info = torch.linalg.inv_ex(torch.from_numpy(a))
+    assert info.tolist() == torch_info.tolist() == [expected_info, 0]
+    assert not np.all(np.isfinite(output[0]))  # inf or NaN where the solve divided by the zero pivot
+    assert np.array_equal(output[1], np.eye(len(matrix), dtype=f32) / 2)  # the other matrix is unaffected
+
+
+def test_singular_is_an_error_with_check_errors():
+    a = well_conditioned((2, 3), 4, seed=9)
+    a[1, 2] = SINGULAR["ramp_4x4"][0]
+    a[1, 1, 0] = 0.0  # a zero row (the pivot only when nothing else is left); named first, in batch order
+    message = run_error(inverse_model(), {"input": a})
+    assert (f"{IDENTITY}: the matrix input[1, 1, :, :] is singular: diagonal element 4 (counting from 1) of U "
+            "in its LU factorization with partial pivoting is exactly zero, as torch.linalg.inv reports it; "
+            "with check_errors = 0 its inverse holds inf or NaN and the info output tells which matrices "
+            "are singular") in message
+    ramp = SINGULAR["ramp_3x3"][0].astype(f32)
+    assert f"{IDENTITY}: the matrix input[:, :] is singular: diagonal element 3 " in run_error(
+        inverse_model(1), {"input": ramp})
+    # With check_errors = 0 every matrix is inverted and info tells.
+    output, info = invert(a, check_errors=0)
+    assert info.tolist() == [[0, 0, 0], [0, 4, 4]]
+    assert_inverse_close(output[0], reference(a[0]), "float64_reference")
+
+
+def test_pytorch_raises_where_opbridge_raises():
+    """torch.linalg.inv and torch.inverse raise on the same singular matrices."""
+    for name in ("zeros", "ramp_3x3", "ramp_12x12"):
+        matrix = torch.from_numpy(SINGULAR[name][0].astype(f32))
+        for fn in (torch.linalg.inv, torch.inverse):
+            with pytest.raises(RuntimeError, match="singular"):
+                fn(matrix)
+
+
+def test_com_microsoft_inverse_never_reports_singular():
+    """ORT's com.microsoft::Inverse gives inf or NaN for an exactly singular matrix, and finite
+    garbage where rounding left a nonzero pivot in its (Eigen) elimination, with no error."""
+    session = opbridge.create_session(one_node_model("com.microsoft::Inverse", {}, ["input"], ["output"]))
+    (zeros,) = session.run(None, {"input": np.zeros((1, 4, 4), f32)})
+    assert not np.any(np.isfinite(zeros))
+    (ramp,) = session.run(None, {"input": SINGULAR["ramp_12x12"][0].astype(f32)[None]})
+    assert np.all(np.isfinite(ramp)) and np.abs(ramp).max() > 1e6
+
+
+def test_nearly_singular_matrix_is_inverted():
+    """Singular only in exact arithmetic, with a nonzero pivot after rounding: inverted (to huge
+    values) by opbridge and PyTorch alike, info 0."""
+    a = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.7, 0.8, 0.9]], f32)
+    output, info = invert(a)
+    _, torch_info = torch.linalg.inv_ex(torch.from_numpy(a))
+    assert int(info) == int(torch_info) == 0
+    assert np.all(np.isfinite(output)) and np.abs(output).max() > 1e6
+
+
+@pytest.mark.parametrize("m", [3, 12])
+@pytest.mark.parametrize("value", [NAN, INF, -INF])
+def test_non_finite_entries(m, value):
+    """A NaN entry makes that matrix's inverse NaN; an infinite one gives what the elimination gives
+    (NaN, or finite values where the infinity only scales a multiplier to 0), as in PyTorch; no
+    error, and the other matrices are unaffected."""
+    a = well_conditioned((3,), m, seed=m)
+    a[1, 1, 2] = value
+    (output,) = run(inverse_model(1), {"input": a})
+    _, info = invert(a)
+    assert info.tolist() == [0, 0, 0]
+    expected = torch.linalg.inv(torch.from_numpy(a[1])).numpy()
+    assert np.array_equal(np.isnan(output[1]), np.isnan(expected))
+    assert np.array_equal(np.isinf(output[1]), np.isinf(expected))
+    if np.isnan(value):
+        assert np.all(np.isnan(output[1]))
+    finite = np.isfinite(expected)
+    if finite.any():
+        assert_inverse_close(np.where(finite, output[1], 0), np.where(finite, expected, 0).astype(np.float64),
+                             "same_precision")
+    assert_inverse_close(output[[0, 2]], reference(a[[0, 2]]), "float64_reference")
+
+
+# --- errors ----------------------------------------------------------------------------------------
+
+
+def test_shape_errors():
+    assert (f"{IDENTITY}: input must have rank >= 2 [..., M, M] (a batch of square matrices), got shape [4]"
+            in run_error(inverse_model(), {"input": np.ones(4, f32)}))
+    assert (f"{IDENTITY}: input must hold square matrices [..., M, M], got shape [2, 3, 4] (3 rows, 4 columns)"
+            in run_error(inverse_model(), {"input": np.ones((2, 3, 4), f32)}))
+    assert (f"{IDENTITY}: input must hold square matrices [..., M, M], got shape [0, 2] (0 rows, 2 columns)"
+            in run_error(inverse_model(), {"input": np.ones((0, 2), f32)}))
+
+
+def test_attribute_and_dtype_errors():
+    assert f"{IDENTITY}: check_errors must be 0 or 1, got 2" in session_error(inverse_model(2))
+    assert f"{IDENTITY}: attribute 'check_errors' must be an int, got a float" in session_error(
+        one_node_model(IDENTITY, {"check_errors": 1.5}, ["input"], ["output"]))
+    model = one_node_model(IDENTITY, {}, ["input"], ["output"], input_types={"input": "float64"})
+    assert f"{IDENTITY}: input 'input' has dtype float64; the op takes float32" in session_error(model)
