@@ -164,7 +164,7 @@ EXPECTED_NODES = {
     "maskrcnn": {"opbridge::BatchedNms", "opbridge::MultiScaleRoiAlign", "opbridge::PasteMasks"},
     "keypointrcnn": {"opbridge::BatchedNms", "opbridge::MultiScaleRoiAlign", "opbridge::HeatmapsToKeypoints"},
     "retinanet": {"opbridge::BatchedNms"},
-    "fcos": {"opbridge::BatchedNms"},
+    "fcos": {"opbridge::BatchedNms", "opbridge::GroupNorm"},  # its head normalizes with nn.GroupNorm
     "ssd": {"opbridge::BatchedNms"},
     "ssdlite": {"opbridge::BatchedNms"},
 }
