@@ -6,7 +6,7 @@ when the caller gave none. The mapping emits ``opbridge::GroupNorm(input, [scale
 the attributes num_groups and epsilon, leaving absent tensors out. PyTorch has the op already, so
 there is no torch-side op here.
 
-``opbridge.export(..., standard_ops=("group_norm",))`` (dynamo) keeps PyTorch's own translation
+``opbridge.export(..., standard_ops=("group_norm",))`` (either exporter) keeps PyTorch's own translation
 instead: the Reshape -> InstanceNormalization -> Reshape -> Mul -> Add chain. With ``compat``
 set, that chain is written too: it is how mmcv and mmdeploy export GroupNorm for ONNX Runtime.
 """

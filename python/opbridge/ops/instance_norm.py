@@ -8,7 +8,7 @@ track_running_stats, and of F.instance_norm without running stats) the mapping e
 weight or bias (the op's inputs are required, as ONNX InstanceNormalization's are). Normalizing
 by running statistics is a batch normalization: that case keeps PyTorch's own translation.
 
-``opbridge.export(..., standard_ops=("instance_norm",))`` (dynamo) writes ONNX
+``opbridge.export(..., standard_ops=("instance_norm",))`` (either exporter) writes ONNX
 InstanceNormalization as PyTorch does; so does ``compat``, since mmcv and mmdeploy export it so
 for ONNX Runtime (their instance norm plugins are TensorRT's).
 """
