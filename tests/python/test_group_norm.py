@@ -18,7 +18,7 @@ from onnx import helper
 import onnxscript
 import opbridge
 from onnxscript import FLOAT
-from graphs import assert_close, one_node_model, run, run_error, session_error
+from graphs import assert_close, one_node_model, ort_minor, run, run_error, session_error
 from opbridge.export import custom_nodes
 
 f32 = np.float32
@@ -197,7 +197,15 @@ def test_shape_inference_keeps_the_input_shape():
     model = one_node_model("opbridge::GroupNorm", {"num_groups": 2}, ["input"], ["output"],
                            input_shapes={"input": ["n", 4, "h", 7]})
     session = opbridge.create_session(model)
-    assert session.get_outputs()[0].shape == ["n", 4, "h", 7]
+    # ORT 1.21 to 1.23 crash preparing shape inference for a node whose absent optional input
+    # (scale) is followed by another (bias): opbridge::GroupNorm has no shape inference there
+    # (src/ort/library.cc), and ORT learns the output's shape at run time.
+    assert session.get_outputs()[0].shape == (["n", 4, "h", 7] if ort_minor() >= 24 else [])
+    # The tutorial's identities have no optional input: inferred on every runtime.
+    model = one_node_model("mydomain::mygroupnorm", {"epsilon": 1e-5}, ["input", "num_groups", "scale", "bias"],
+                           ["output"], input_shapes={"input": ["n", 4, "h", 7], "num_groups": [1], "scale": [4],
+                                                     "bias": [4]})
+    assert opbridge.create_session(model).get_outputs()[0].shape == ["n", 4, "h", 7]
 
 
 # --- errors ---------------------------------------------------------------------------------------
