@@ -61,8 +61,8 @@ def _export_pure(queries: int):
 
         feeds = _inputs(queries, 0)
         args = tuple(torch.from_numpy(feeds[k]) for k in ("value", "sampling_locations", "attention_weights"))
-        torch.onnx.export(Pure(), args, str(path), input_names=["value", "sampling_locations", "attention_weights"],
-                          output_names=["output"], opset_version=17, dynamo=True, external_data=False)
+        torch.onnx.export(Pure().eval(), args, str(path), input_names=["value", "sampling_locations", "attention_weights"],
+                          output_names=["output"], opset_version=18, dynamo=True, external_data=False)
 
     return export
 
