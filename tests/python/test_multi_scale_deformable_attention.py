@@ -447,3 +447,27 @@ def test_deformable_detr_layer_exports_runs_and_verifies(exporter):
                              dynamic_sizes={"q": [1, 45, 0]})
     assert report.ok, str(report)
     assert [s.size for s in report.sizes] == [1, 45, 0]
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+def test_deformable_detr_layer_with_compat_mmdeploy(exporter):
+    """The layer as mmdeploy exports it: one mmdeploy::MMCVMultiScaleDeformableAttention node with
+    im2col_step 64 (mmdeploy's default); it runs in ORT as eager PyTorch does, at other query counts."""
+    torch.manual_seed(4)
+    layer = opbridge.ops.MultiScaleDeformableAttention(embed_dims=32, num_heads=4, num_levels=2, num_points=3).eval()
+    rng = np.random.default_rng(61)
+    shapes = ((6, 8), (3, 4))
+    proto = opbridge.export(layer, layer_inputs(rng, queries=9, embed=32, shapes=shapes), exporter=exporter,
+                            compat="mmdeploy", dynamic_axes={"query": {1: "q"}, "reference_points": {1: "q"}})
+    assert custom_nodes(proto) == [IDENTITIES[1]]
+    node = next(n for n in proto.graph.node if n.domain == "mmdeploy")
+    assert [(a.name, helper.get_attribute_value(a)) for a in node.attribute] == [("im2col_step", 64)]
+    session = opbridge.create_session(proto)
+    names = [i.name for i in session.get_inputs()]
+    assert names == ["query", "value", "reference_points", "spatial_shapes", "level_start_index"]
+    for queries in (9, 2, 20):
+        args = layer_inputs(rng, queries=queries, embed=32, shapes=shapes)
+        feeds = {name: a.numpy() for name, a in zip(names, args)}
+        (out,) = session.run(None, feeds)
+        with torch.no_grad():
+            assert_close(out, layer(*args).numpy(), "model")
