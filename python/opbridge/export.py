@@ -106,7 +106,9 @@ def rename_domain(model: onnx.ModelProto, domain: str) -> None:
     """Rewrites opbridge nodes to the identities `domain` ("mmcv" or "mmdeploy") uses for them.
 
     A node is renamed to the op's identity in `domain` that has the same inputs, outputs and
-    attributes, so only domain and op_type change; a node without one is an error.
+    attributes, so only domain and op_type change; a node without one is an error. An identity
+    that also takes attributes the kernel ignores (mmdeploy's im2col_step) gets them with their
+    defaults, as the peer's exporter writes them.
     """
     for node in model.graph.node:
         if node.domain != DOMAIN:
@@ -120,6 +122,8 @@ def rename_domain(model: onnx.ModelProto, domain: str) -> None:
                 f"{identity} has no {domain} identity with the same inputs, outputs and attributes"
                 + (f" ({domain} has {', '.join(others)}, which differ)" if others else f" ({domain} has none)")
                 + "; export it with compat=None")
+        for attribute in op.extra_attributes(target, identity) or ():
+            node.attribute.append(onnx.helper.make_attribute(attribute.name, attribute.default))
         node.domain, node.op_type = target.split("::")
     imports = [o for o in model.opset_import if o.domain not in (DOMAIN, domain)]
     del model.opset_import[:]

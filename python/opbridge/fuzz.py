@@ -351,6 +351,13 @@ class _Symbols:
             # Channels divisible by both kinds of groups, mostly, so that cases reach the kernel.
             self.values["C"] = math.lcm(groups, deform_groups) * int(rng.integers(1, 3))
             self.values["C_out"] = groups * int(rng.integers(1, 4))
+        self.level_shapes = None
+        if kernel == "multi_scale_deformable_attention":
+            # A pyramid of 1-4 small levels, S their total size, so that cases reach the kernel.
+            levels = int(rng.integers(1, 5))
+            self.level_shapes = [(int(rng.integers(1, 9)), int(rng.integers(1, 9))) for _ in range(levels)]
+            self.values["L"] = levels
+            self.values["S"] = sum(h * w for h, w in self.level_shapes)
         if signature and rng.random() < 0.06:
             self._huge_next_to_zero(signature, notes)
 
@@ -501,6 +508,8 @@ def _cap(dims: list[int]) -> list[int]:
 def _values(tensor, name: str, dims: list[int], symbols: _Symbols, rng, notes) -> np.ndarray:
     """Plausible values for the input's role, then sometimes boundary values in some elements."""
     shape = tuple(dims)
+    if name in ("spatial_shapes", "level_start_index") and symbols.level_shapes is not None:
+        return _pyramid_levels(name, shape, symbols, rng, notes)
     if tensor.dtype == "int64":
         if name == "image_size":
             values = rng.integers(0, 65, size=shape)
@@ -515,7 +524,9 @@ def _values(tensor, name: str, dims: list[int], symbols: _Symbols, rng, notes) -
         values = _boxes(shape, name, symbols, rng)
     elif name == "grid":
         values = rng.uniform(-1.2, 1.2, size=shape)
-    elif name in ("scores", "mask", "masks", "iou_threshold", "score_threshold"):
+    elif name == "sampling_locations":  # normalized (x, y): mostly inside, some past the edges
+        values = rng.uniform(-0.2, 1.2, size=shape)
+    elif name in ("scores", "mask", "masks", "iou_threshold", "score_threshold", "attention_weights"):
         values = rng.uniform(0, 1, size=shape)
     elif name == "offset":
         values = rng.normal(0, 2, size=shape)
@@ -528,6 +539,22 @@ def _values(tensor, name: str, dims: list[int], symbols: _Symbols, rng, notes) -
     if rng.random() < 0.12 and values.size:
         _scatter(values, SPECIAL_VALUES, rng)
         notes.append(f"{name} special values")
+    return values
+
+
+def _pyramid_levels(name: str, shape: tuple, symbols: _Symbols, rng, notes) -> np.ndarray:
+    """Multi-scale deformable attention's (H, W) per level or each level's first row, from the
+    case's pyramid when the shape fits it (else small integers); sometimes one value is off."""
+    sizes = [h * w for h, w in symbols.level_shapes]
+    if name == "spatial_shapes":
+        right = np.array(symbols.level_shapes, np.int64).reshape(-1, 2)
+    else:
+        right = np.cumsum([0] + sizes[:-1]).astype(np.int64)
+    values = right if right.shape == shape else rng.integers(0, 9, size=shape)
+    if rng.random() < 0.1 and values.size:
+        values = values.copy()
+        _scatter(values, INDEX_OUT_OF_RANGE + [0, 1], rng)
+        notes.append(f"{name} off values")
     return values
 
 

@@ -93,9 +93,25 @@ class Op:
         like = like or self.own_identity
         wanted = self.signature(like)
         matches = [i for i in self.identities if i.split("::")[0] == domain and self.signatures[i] == wanted]
+        if not matches:
+            # A peer node that also carries attributes the kernel ignores, each with a default
+            # (mmdeploy's im2col_step): the node is that identity once they are written.
+            matches = [i for i in self.identities
+                       if i.split("::")[0] == domain and self.extra_attributes(i, like) is not None]
         if len(matches) > 1:
             matches = [i for i in matches if i.split("::")[1].lower() == like.split("::")[1].lower()]
         return matches[0] if len(matches) == 1 else None
+
+    def extra_attributes(self, identity: str, like: str) -> tuple[Attribute, ...] | None:
+        """The attributes `identity` has beyond `like`'s when it has `like`'s inputs, outputs and
+        attributes and each extra one has a default; None otherwise."""
+        target, own = self.signature(identity), self.signature(like)
+        if target.inputs != own.inputs or target.outputs != own.outputs:
+            return None
+        if any(a not in target.attributes for a in own.attributes):
+            return None
+        extra = tuple(a for a in target.attributes if a not in own.attributes)
+        return extra if all(not a.required for a in extra) else None
 
 
 def _tensor(item, known: dict[str, Tensor]) -> Tensor:

@@ -12,6 +12,7 @@
 #include "ort/ops/heatmaps_to_keypoints.h"
 #include "ort/ops/instance_norm.h"
 #include "ort/ops/inverse.h"
+#include "ort/ops/multi_scale_deformable_attention.h"
 #include "ort/ops/multi_level_roi_align.h"
 #include "ort/ops/multi_level_rotated_roi_align.h"
 #include "ort/ops/multi_scale_roi_align.h"
@@ -91,6 +92,9 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
       Op<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
       Op<InverseOp>("opbridge", "Inverse", "inverse"),
+      Op<MultiScaleDeformableAttentionOp>("opbridge", "MultiScaleDeformableAttention", "multi_scale_deformable_attention"),
+      Op<MmdeployMultiScaleDeformableAttentionOp>("mmdeploy", "MMCVMultiScaleDeformableAttention",
+                                                  "multi_scale_deformable_attention"),
   };
   return *ops;
 }

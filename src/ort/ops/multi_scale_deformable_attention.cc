@@ -1,0 +1,103 @@
+// Multi-scale deformable attention ORT glue: opbridge::MultiScaleDeformableAttention and
+// mmdeploy::MMCVMultiScaleDeformableAttention.
+#include "ort/ops/multi_scale_deformable_attention.h"
+
+#include <vector>
+
+#include "kernels/cpu/multi_scale_deformable_attention.h"
+
+namespace opbridge::ort {
+namespace {
+
+constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+// spatial_shapes and level_start_index: T, int32 or int64 (mmdeploy's ONNX files carry int64,
+// its TensorRT plugin takes int32).
+constexpr ONNXTensorElementDataType kIndex = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+
+OpSchema MakeSchema(std::vector<AttrSpec> attrs) {
+  return OpSchema{{{"value", kFloat, false},
+                   {"spatial_shapes", kIndex, false},
+                   {"level_start_index", kIndex, false},
+                   {"sampling_locations", kFloat, false},
+                   {"attention_weights", kFloat, false}},
+                  {{"output", kFloat, false}},
+                  std::move(attrs),
+                  {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64}};
+}
+
+// An int32 or int64 tensor's elements as int64 (L or 2 L of them).
+std::vector<int64_t> IndexValues(const InputTensor& tensor) {
+  const int64_t count = NumElements(tensor.shape);
+  std::vector<int64_t> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    values[i] = tensor.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? tensor.Data<int32_t>()[i]
+                                                                   : tensor.Data<int64_t>()[i];
+  }
+  return values;
+}
+
+}  // namespace
+
+const OpSchema& MultiScaleDeformableAttentionOp::Schema() {
+  static const OpSchema schema = MakeSchema({});
+  return schema;
+}
+
+const OpSchema& MmdeployMultiScaleDeformableAttentionOp::Schema() {
+  // mmdeploy's symbolic writes im2col_step (64 unless the layer sets it), a CUDA batching detail.
+  static const OpSchema schema = MakeSchema({IntAttr("im2col_step", 64)});
+  return schema;
+}
+
+Status MultiScaleDeformableAttentionOp::Create(const OrtApi&, const OrtKernelInfo*,
+                                               std::unique_ptr<MultiScaleDeformableAttentionOp>* op) {
+  *op = std::make_unique<MultiScaleDeformableAttentionOp>();
+  return Status::Ok();
+}
+
+Status MmdeployMultiScaleDeformableAttentionOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                                                       std::unique_ptr<MmdeployMultiScaleDeformableAttentionOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  int64_t unused = 0;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("im2col_step", &unused));
+  *op = std::make_unique<MmdeployMultiScaleDeformableAttentionOp>();
+  return Status::Ok();
+}
+
+Status MultiScaleDeformableAttentionOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor value, spatial_shapes, level_start_index, locations, weights;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &value));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &spatial_shapes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &level_start_index));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, &locations));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 4, &weights));
+  MsdaDims dims;
+  OPBRIDGE_RETURN_IF_ERROR(CheckMsdaShapes(value.shape, spatial_shapes.shape, level_start_index.shape,
+                                           locations.shape, weights.shape, &dims));
+  const std::vector<int64_t> shapes = IndexValues(spatial_shapes), starts = IndexValues(level_start_index);
+  OPBRIDGE_RETURN_IF_ERROR(CheckMsdaLevels(shapes, starts, dims));
+  const Shape out_shape = MsdaOutputShape(dims);
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  if (NumElements(out_shape) == 0) return Status::Ok();
+  return cpu::MultiScaleDeformableAttention(dims, value.Data<float>(), shapes.data(), starts.data(),
+                                            locations.Data<float>(), weights.Data<float>(),
+                                            static_cast<float*>(output), OrtTaskRunner(api, ctx));
+}
+
+Status MultiScaleDeformableAttentionOp::InferShape(const ShapeInference& infer) {
+  InferredShape value, locations;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &value));
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(3, &locations));
+  const bool value_known = value.dims.size() == 4, locations_known = locations.dims.size() == 6;
+  InferredShape out;
+  // [N, Lq, M * D]: N from value, Lq from sampling_locations, M * D when both are known.
+  const int64_t heads = value_known ? value.dims[2] : -1, channels = value_known ? value.dims[3] : -1;
+  int64_t row = -1;
+  if (heads < 0 || channels < 0 || __builtin_mul_overflow(heads, channels, &row)) row = -1;
+  out.dims = {value_known ? value.dims[0] : -1, locations_known ? locations.dims[1] : -1, row};
+  out.symbols = {value_known ? value.symbols[0] : "", locations_known ? locations.symbols[1] : "", ""};
+  return infer.SetOutput(0, kFloat, out);
+}
+
+}  // namespace opbridge::ort

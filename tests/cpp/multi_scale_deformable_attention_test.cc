@@ -1,0 +1,178 @@
+// Multi-scale deformable attention kernel tests: a float64 reference written from the spec
+// (sample at h = y * H - 0.5, w = x * W - 0.5, corners outside read 0), the grid_sample rule of
+// the shared taps, the level checks, and independence from threads. The sweeps through ORT are in
+// tests/python/test_multi_scale_deformable_attention.py.
+#include "kernels/cpu/multi_scale_deformable_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/multi_scale_deformable_attention.h"
+#include "kernels/cpu/bilinear_taps.h"
+#include "task_runners.h"
+
+namespace opbridge {
+namespace {
+
+struct Problem {
+  MsdaDims dims;
+  std::vector<int64_t> shapes, starts;
+  std::vector<float> value, locations, weights;
+};
+
+Problem RandomProblem(int64_t batch, int64_t queries, int64_t heads, int64_t channels,
+                      const std::vector<int64_t>& shapes, int64_t points, unsigned seed) {
+  Problem p;
+  p.shapes = shapes;
+  const int64_t levels = static_cast<int64_t>(shapes.size()) / 2;
+  int64_t rows = 0;
+  for (int64_t l = 0; l < levels; ++l) {
+    p.starts.push_back(rows);
+    rows += shapes[2 * l] * shapes[2 * l + 1];
+  }
+  p.dims = {batch, rows, heads, channels, queries, levels, points};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f), location(-0.2f, 1.2f), weight(0.0f, 1.0f);
+  p.value.resize(batch * rows * heads * channels);
+  for (auto& v : p.value) v = value(rng);
+  p.locations.resize(batch * queries * heads * levels * points * 2);
+  for (auto& v : p.locations) v = location(rng);
+  p.weights.resize(batch * queries * heads * levels * points);
+  for (auto& v : p.weights) v = weight(rng);
+  return p;
+}
+
+std::vector<float> RunKernel(const Problem& p, const TaskRunner& runner = SerialTaskRunner()) {
+  std::vector<float> out(p.dims.batch * p.dims.queries * p.dims.heads * p.dims.channels, -7.0f);
+  const Status s = cpu::MultiScaleDeformableAttention(p.dims, p.value.data(), p.shapes.data(), p.starts.data(),
+                                                      p.locations.data(), p.weights.data(), out.data(), runner);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+// Spec 5.12 in float64: sum over levels and points of attn * bilinear(value_l, h, w) with
+// h = y * H - 0.5, w = x * W - 0.5; the four corners floor/floor + 1, each read as 0 outside.
+std::vector<double> Reference(const Problem& p) {
+  const MsdaDims& d = p.dims;
+  std::vector<double> out(d.batch * d.queries * d.heads * d.channels, 0.0);
+  for (int64_t n = 0; n < d.batch; ++n)
+    for (int64_t q = 0; q < d.queries; ++q)
+      for (int64_t m = 0; m < d.heads; ++m)
+        for (int64_t l = 0; l < d.levels; ++l)
+          for (int64_t k = 0; k < d.points; ++k) {
+            const int64_t i = (((n * d.queries + q) * d.heads + m) * d.levels + l) * d.points + k;
+            const int64_t height = p.shapes[2 * l], width = p.shapes[2 * l + 1];
+            const double h = static_cast<double>(p.locations[2 * i + 1]) * height - 0.5;
+            const double w = static_cast<double>(p.locations[2 * i]) * width - 0.5;
+            const double attn = p.weights[i];
+            const double h0 = std::floor(h), w0 = std::floor(w);
+            for (int dy = 0; dy < 2; ++dy)
+              for (int dx = 0; dx < 2; ++dx) {
+                const double y = h0 + dy, x = w0 + dx;
+                if (y < 0 || y >= height || x < 0 || x >= width) continue;
+                const double weight = (dy ? h - h0 : 1 - (h - h0)) * (dx ? w - w0 : 1 - (w - w0));
+                const int64_t row = p.starts[l] + static_cast<int64_t>(y) * width + static_cast<int64_t>(x);
+                for (int64_t c = 0; c < d.channels; ++c) {
+                  out[((n * d.queries + q) * d.heads + m) * d.channels + c] +=
+                      attn * weight * p.value[((n * d.values + row) * d.heads + m) * d.channels + c];
+                }
+              }
+          }
+  return out;
+}
+
+TEST(MultiScaleDeformableAttentionKernel, MatchesTheSpecReference) {
+  for (int64_t channels : {1, 3, 32, 33}) {
+    for (int64_t points : {1, 4}) {
+      const Problem p = RandomProblem(2, 5, 3, channels, {6, 5, 3, 2, 1, 1}, points, 7 + channels);
+      const std::vector<float> got = RunKernel(p);
+      const std::vector<double> want = Reference(p);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << channels << " " << points << " " << i;
+    }
+  }
+}
+
+TEST(MultiScaleDeformableAttentionKernel, IdenticalForAnyThreadCount) {
+  const Problem p = RandomProblem(2, 77, 4, 33, {20, 30, 10, 15, 5, 8}, 3, 11);
+  const std::vector<float> serial = RunKernel(p);
+  for (int threads : {2, 3, 8}) {
+    EXPECT_EQ(RunKernel(p, testing::ThreadedTaskRunner(threads)), serial) << threads;
+  }
+}
+
+TEST(MultiScaleDeformableAttentionKernel, NanAndFarLocations) {
+  Problem p = RandomProblem(1, 4, 1, 3, {4, 4}, 1, 3);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  // query 0: x NaN; query 1: y infinite; query 2: far outside, finite; query 3: the centre.
+  p.locations = {nan, 0.5f, 0.5f, inf, 1e30f, -1e30f, 0.5f, 0.5f};
+  const std::vector<float> out = RunKernel(p);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_TRUE(std::isnan(out[0 * 3 + c]));  // F.grid_sample gives NaN for a NaN or infinite grid
+    EXPECT_TRUE(std::isnan(out[1 * 3 + c]));
+    EXPECT_EQ(out[2 * 3 + c], 0.0f);  // every corner outside
+    // (0.5, 0.5) of a 4x4 map is pixel (1.5, 1.5): the mean of rows 5, 6, 9 and 10.
+    const double mean = (p.value[5 * 3 + c] + p.value[6 * 3 + c] + p.value[9 * 3 + c] + p.value[10 * 3 + c]) / 4.0;
+    EXPECT_NEAR(out[3 * 3 + c], p.weights[3] * mean, 1e-6);
+  }
+}
+
+TEST(MultiScaleDeformableAttentionKernel, ZerosPaddedTapsFollowGridSample) {
+  // Inside: all four corners, weights by distance.
+  cpu::ZerosPaddedTaps t = cpu::MakeZerosPaddedTaps(1.25f, 0.5f, 3, 4);
+  EXPECT_EQ(t.index[0], 1);
+  EXPECT_EQ(t.index[1], 2);
+  EXPECT_EQ(t.index[2], 5);
+  EXPECT_EQ(t.index[3], 6);
+  EXPECT_FLOAT_EQ(t.w[0], 0.5f * 0.75f);
+  EXPECT_FLOAT_EQ(t.w[1], 0.5f * 0.25f);
+  EXPECT_FLOAT_EQ(t.w[2], 0.5f * 0.75f);
+  EXPECT_FLOAT_EQ(t.w[3], 0.5f * 0.25f);
+  // Past the top-left edge: only the south-east corner (0, 0) is inside.
+  t = cpu::MakeZerosPaddedTaps(-0.5f, -0.25f, 3, 4);
+  EXPECT_EQ(t.index[0], cpu::kTapsOutside);
+  EXPECT_EQ(t.index[1], cpu::kTapsOutside);
+  EXPECT_EQ(t.index[2], cpu::kTapsOutside);
+  EXPECT_EQ(t.index[3], 0);
+  // Past the bottom-right edge: only the north-west corner (2, 3) is inside.
+  t = cpu::MakeZerosPaddedTaps(3.5f, 2.5f, 3, 4);
+  EXPECT_EQ(t.index[0], 11);
+  EXPECT_EQ(t.index[1], cpu::kTapsOutside);
+  EXPECT_EQ(t.index[2], cpu::kTapsOutside);
+  EXPECT_EQ(t.index[3], cpu::kTapsOutside);
+  // Left of -1, or at the last column plus one and beyond: no corner inside.
+  for (float x : {-1.5f, 4.0f, 1e20f, -1e20f}) {
+    t = cpu::MakeZerosPaddedTaps(x, 1.0f, 3, 4);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(t.index[k], cpu::kTapsOutside) << x;
+  }
+  // At exactly -1 the east corners (column 0) are inside, as in ATen, with weight 0.
+  t = cpu::MakeZerosPaddedTaps(-1.0f, 1.0f, 3, 4);
+  EXPECT_EQ(t.index[0], cpu::kTapsOutside);
+  EXPECT_EQ(t.index[1], 4);
+  EXPECT_EQ(t.w[1], 0.0f);
+  EXPECT_EQ(t.w[3], 0.0f);
+}
+
+TEST(MultiScaleDeformableAttentionChecks, LevelRules) {
+  MsdaDims dims{1, 30, 1, 1, 1, 2, 1};
+  EXPECT_TRUE(CheckMsdaLevels({4, 5, 2, 5}, {0, 20}, dims).ok());
+  EXPECT_EQ(CheckMsdaLevels({4, 5, 2, 4}, {0, 20}, dims).message(),
+            "spatial_shapes must sum to S = 30 (value [N, S, M, D]) over the levels (sum of H * W), got 28");
+  EXPECT_EQ(CheckMsdaLevels({4, 5, 2, 6}, {0, 20}, dims).message(),
+            "spatial_shapes must sum to S = 30 (value [N, S, M, D]) over the levels (sum of H * W), but level 1 "
+            "(2x6) starting at row 20 ends past it");
+  EXPECT_EQ(CheckMsdaLevels({4, 5, 2, 5}, {0, 19}, dims).message(),
+            "level_start_index[1] must be 20 (the sum of H * W of the levels before it, from spatial_shapes), got 19");
+  EXPECT_EQ(CheckMsdaLevels({4, 5, 0, 5}, {0, 20}, dims).message(),
+            "spatial_shapes[1] = (0, 5) must hold a height and width >= 1");
+  EXPECT_EQ(CheckMsdaLevels({-4, -5, 2, 5}, {0, 20}, dims).message(),
+            "spatial_shapes[0] = (-4, -5) must hold a height and width >= 1");
+  // Products that overflow int64 are not formed.
+  EXPECT_FALSE(CheckMsdaLevels({int64_t{1} << 40, int64_t{1} << 40, 1, 1}, {0, 0}, dims).ok());
+}
+
+}  // namespace
+}  // namespace opbridge
