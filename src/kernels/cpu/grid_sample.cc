@@ -188,13 +188,15 @@ void BicubicTaps(const Geometry& g, float gx, float gy, int32_t cols[4], int32_t
 // ---- Bilinear sampling of bordered planes ----------------------------------------------------------
 //
 // When each task samples at least a quarter as many points as its input plane has pixels (a warp,
-// an upsampling), the task first copies the plane into a PaddedImage (a border of zeros, about
-// 1/10 of the cost of sampling as many points): every corner then reads the copy without a test,
-// the two corners of a row are adjacent, and the taps need one corner index per point instead of
-// four. Measured on grid_sample.warp (AMD EPYC, one thread): 4.1 ms with the tested, unbordered
-// taps below, 2.9 ms with the bordered plane and scalar code, 2.5 ms with AVX2 gathers of the row
-// pairs. Sparser sampling (a small grid on a large input) keeps the unbordered taps: there the copy
-// would cost more than the samples.
+// an upsampling), the task first copies the plane into a PaddedImage, with a border of zeros (on
+// grid_sample.warp, one point per plane pixel, the copies take 16% of the time): every corner then
+// reads the copy without a test, the two corners of a row are adjacent, and the taps need one
+// corner index per point instead of four. Measured on grid_sample.warp's bilinear/zeros row (the kernel alone, AMD EPYC, one
+// thread): 4.1 ms with the unbordered taps below, 3.3 ms with bordered planes and scalar code
+// (x86-64-v2), 2.2 ms with AVX2 gathers of the row pairs (ORT 1.30 GridSample: 4.2-5.5 ms, best
+// of 30 runs through ORT). AVX-512 gathers were within 5% of AVX2 on this machine. Sparser
+// sampling (a small grid on a large input) keeps the unbordered taps: there the copies would cost
+// more than the samples.
 
 // The taps of kLanes consecutive points, as a structure of arrays so that one vector instruction
 // handles kLanes (or kLanes / 2) points: 80 bytes per 4 points.
