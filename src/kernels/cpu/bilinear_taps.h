@@ -117,8 +117,10 @@ struct GridBilinearTap {
 // huge, infinite or NaN) gets the corner (-1, H), PaddedImage's zero block, whose 4 corners are
 // all outside. The weights are kept as ATen computes them, so such a sample is 0 * weight: NaN
 // for an infinite or NaN coordinate (whose weights are NaN), as in ATen, else 0. The sample is
-// ATen's nw * v_nw + ne * v_ne + sw * v_sw + se * v_se, in that order.
-// Branch-free, so that loops over points vectorize.
+// ATen's nw * v_nw + ne * v_ne + sw * v_sw + se * v_se, in that order. A caller that does not read
+// a PaddedImage tests each corner: (x0 + dx, y0 + dy) is inside when 0 <= x0 + dx < W and
+// 0 <= y0 + dy < H. Branch-free, so that loops over points vectorize (GCC vectorizes floorf only
+// with -fno-trapping-math, which CMakeLists.txt sets for the files that need it).
 inline GridBilinearTap GridSampleBilinearTap(float x, float y, const GridTapBounds& bounds) {
   const float fx = std::floor(x), fy = std::floor(y);
   const float west = x - fx, east = 1.0f - west;    // distances to the west and east sides
