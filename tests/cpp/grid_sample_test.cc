@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -82,6 +84,119 @@ TEST(GridSample, ResultDoesNotDependOnThreads) {
     const auto threaded = RunGridSample(p, input, n, c, h, w, grid, oh, ow, testing::ThreadedTaskRunner(3));
     ASSERT_EQ(0, std::memcmp(serial.data(), threaded.data(), serial.size() * sizeof(float)));
   }
+}
+
+// Grid values that stress the tap rule: NaN, infinities, huge, just past the edges, signed zeros.
+std::vector<float> StressGrid(size_t entries, unsigned seed) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float specials[] = {nan, inf, -inf, 1e30f, -1e30f, 3e9f, -3e9f, 1.0f, -1.0f, 0.0f, -0.0f,
+                            1.0000001f, -1.0000001f, 1.1f, -1.1f, 2.0f, -2.0f, 1e-30f};
+  const size_t num_specials = sizeof(specials) / sizeof(specials[0]);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.3f, 1.3f);
+  std::vector<float> grid(entries);
+  for (float& v : grid) v = rng() % 6 == 0 ? specials[rng() % num_specials] : u(rng);
+  return grid;
+}
+
+// An input with infinities and NaN among its values: a corner outside the input must still read 0
+// next to them.
+std::vector<float> StressInput(size_t size, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> input(size);
+  for (float& v : input) v = u(rng);
+  if (size >= 4) {
+    input[0] = std::numeric_limits<float>::infinity();
+    input[size / 2] = std::numeric_limits<float>::quiet_NaN();
+    input[size - 1] = -std::numeric_limits<float>::infinity();
+  }
+  return input;
+}
+
+// The same bits, or both NaN: which NaN a product of two NaNs keeps is the compiler's choice of
+// operand order, not part of the results.
+bool SameBits(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof(float)) == 0;
+}
+
+// ATen's bilinear grid sample with zeros padding, written out for one point of one plane in float:
+// corners outside the input read 0; nw * v_nw + ne * v_ne + sw * v_sw + se * v_se.
+float AtenBilinearZeros(const float* plane, int64_t h, int64_t w, float gx, float gy, bool align_corners) {
+  const float x = align_corners ? (gx + 1.0f) * (static_cast<float>(w - 1) / 2.0f)
+                                : (gx + 1.0f) * (static_cast<float>(w) / 2.0f) - 0.5f;
+  const float y = align_corners ? (gy + 1.0f) * (static_cast<float>(h - 1) / 2.0f)
+                                : (gy + 1.0f) * (static_cast<float>(h) / 2.0f) - 0.5f;
+  const float x0 = std::floor(x), y0 = std::floor(y);
+  const float west = x - x0, east = 1.0f - west, north = y - y0, south = 1.0f - north;
+  auto value = [&](float cx, float cy) {
+    const bool inside = cx >= 0.0f && cx < static_cast<float>(w) && cy >= 0.0f && cy < static_cast<float>(h);
+    return inside ? plane[static_cast<int64_t>(cy) * w + static_cast<int64_t>(cx)] : 0.0f;
+  };
+  return value(x0, y0) * (south * east) + value(x0 + 1.0f, y0) * (south * west) +
+         value(x0, y0 + 1.0f) * (north * east) + value(x0 + 1.0f, y0 + 1.0f) * (north * west);
+}
+
+// Bilinear with zeros padding, bit for bit against the formula above on every path: a grid that
+// samples each plane densely (a bordered copy per task, over two chunks of taps, the last one not
+// a whole number of 16-point blocks), a sparse one (taps on the plane itself), planes of one row
+// or column, channel counts below and above the 16 tasks per chunk, non-finite and huge grid
+// values, and non-finite inputs. Under ./run.sh test's emulated CPUs this checks every x86-64
+// level's code against the same bits.
+TEST(GridSample, BilinearZerosMatchesAtenBitForBit) {
+  struct Case { int64_t n, c, h, w, oh, ow; };
+  const Case cases[] = {{1, 3, 40, 50, 300, 221}, {2, 17, 9, 11, 21, 37}, {1, 1, 1, 9, 40, 41},
+                        {1, 2, 8, 1, 33, 3},      {1, 1, 1, 1, 5, 7},     {1, 2, 120, 90, 6, 5}};
+  for (const Case& k : cases) {
+    const auto input = StressInput(static_cast<size_t>(k.n * k.c * k.h * k.w), 7);
+    const auto grid = StressGrid(static_cast<size_t>(k.n * k.oh * k.ow * 2), 8);
+    for (int align = 0; align < 2; ++align) {
+      GridSampleParams p;
+      ASSERT_TRUE(MakeGridSampleParams(0, 0, align, &p).ok());
+      const auto out = RunGridSample(p, input, k.n, k.c, k.h, k.w, grid, k.oh, k.ow, testing::ThreadedTaskRunner(3));
+      const int64_t points = k.oh * k.ow;
+      for (int64_t n = 0; n < k.n; ++n)
+        for (int64_t c = 0; c < k.c; ++c)
+          for (int64_t i = 0; i < points; ++i) {
+            const float* g = grid.data() + (n * points + i) * 2;
+            const float expected = AtenBilinearZeros(input.data() + (n * k.c + c) * k.h * k.w, k.h, k.w, g[0], g[1], align);
+            const float actual = out[static_cast<size_t>((n * k.c + c) * points + i)];
+            ASSERT_TRUE(SameBits(actual, expected)) << "case " << k.c << "x" << k.h << "x" << k.w << " -> " << k.oh
+                                                    << "x" << k.ow << " align " << align << " channel " << c << " point "
+                                                    << i << " (" << g[0] << ", " << g[1] << "): " << actual << " vs "
+                                                    << expected;
+          }
+    }
+  }
+}
+
+// Every mode and padding: the points of a grid that samples each plane densely (bordered copies
+// for bilinear) give the same bits when sampled alone (a grid too small to copy the plane for).
+TEST(GridSample, DenseAndSparseSamplingAgreeBitForBit) {
+  const int64_t c = 5, h = 40, w = 50, oh = 300, ow = 221;  // dense: two chunks of taps
+  const auto input = StressInput(static_cast<size_t>(c * h * w), 9);
+  const auto grid = StressGrid(static_cast<size_t>(oh * ow * 2), 10);
+  const int64_t picks = 61;  // every 1087th point
+  std::vector<float> sparse_grid;
+  for (int64_t k = 0; k < picks; ++k) {
+    sparse_grid.push_back(grid[static_cast<size_t>(2 * k * 1087)]);
+    sparse_grid.push_back(grid[static_cast<size_t>(2 * k * 1087 + 1)]);
+  }
+  for (int interp = 0; interp < 3; ++interp)
+    for (int pad = 0; pad < 3; ++pad)
+      for (int align = 0; align < 2; ++align) {
+        GridSampleParams p;
+        ASSERT_TRUE(MakeGridSampleParams(interp, pad, align, &p).ok());
+        const auto dense = RunGridSample(p, input, 1, c, h, w, grid, oh, ow, SerialTaskRunner());
+        const auto sparse = RunGridSample(p, input, 1, c, h, w, sparse_grid, 1, picks, testing::ThreadedTaskRunner(2));
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t k = 0; k < picks; ++k) {
+            const float a = dense[static_cast<size_t>(ch * oh * ow + k * 1087)];
+            const float b = sparse[static_cast<size_t>(ch * picks + k)];
+            ASSERT_TRUE(SameBits(a, b)) << interp << pad << align << " channel " << ch << " point " << k * 1087
+                                        << ": " << a << " vs " << b;
+          }
+      }
 }
 
 TEST(GridSample, RejectsBadCodesAndShapes) {

@@ -113,6 +113,27 @@ def test_non_finite_grid_points_follow_pytorch(mode, padding):
     np.testing.assert_array_equal(actual, torch_grid_sample(x, grid, mode, padding, 0, torch.float32))
 
 
+@pytest.mark.parametrize("padding", PADDINGS)
+@pytest.mark.parametrize("align_corners", [0, 1])
+def test_bilinear_dense_grid_with_non_finite_values_follows_pytorch(padding, align_corners):
+    """A grid dense enough that the kernel samples zero-bordered copies of the planes (its fast
+    bilinear path), with NaN, infinite and huge grid points and infinite and NaN inputs: corners
+    outside the input read 0 even next to an infinite value, and NaN appears exactly where
+    PyTorch's float64 result has it."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 3, 6, 7)).astype(np.float32)
+    x[0, 0, 0, 0], x[0, 1, 3, 3], x[1, 2, 5, 6] = np.inf, -np.inf, np.nan
+    grid = rng.uniform(-1.3, 1.3, (2, 40, 50, 2)).astype(np.float32)
+    specials = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 1.0, -1.0, 1.1, -1.1], np.float32)
+    picked = rng.random(grid.shape) < 0.15
+    grid[picked] = rng.choice(specials, picked.sum())
+    (actual,) = run(grid_model(padding_mode=PADDINGS.index(padding), align_corners=align_corners),
+                    {"input": x, "grid": grid})
+    expected = torch_grid_sample(x, grid, "bilinear", padding, align_corners, torch.float64)
+    assert np.isnan(expected).any() and np.isinf(expected).any()
+    assert_close(actual, expected, "float64_reference", "grid_sample")
+
+
 @pytest.mark.parametrize("attrs,message", [
     (dict(interpolation_mode=3), "interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got 3"),
     (dict(padding_mode=-1), "padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got -1"),

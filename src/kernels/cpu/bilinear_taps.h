@@ -1,7 +1,9 @@
 // Bilinear sampling rules as taps: the four neighbours of one point of a channel plane and their
-// weights, computed once and applied to every channel. mmcv's (Caffe2's) rule is shared by the
-// rotated RoI ops (RoIAlignRotated, rotated feature align); PyTorch grid_sample's rule with zeros
-// padding by multi-scale deformable attention (and open to the grid sampler). Framework-free.
+// weights, computed once and applied to every channel. Framework-free. Three sections:
+// - mmcv's (Caffe2's) rule, shared by the rotated RoI ops (RoIAlignRotated, rotated feature align);
+// - PaddedImage, a plane with a border of zeros (deformable convolution, the grid sampler);
+// - ATen's grid_sampler_2d rule, twice for now: MakeZerosPaddedTaps (multi-scale deformable
+//   attention) and GridSampleBilinearTap (the grid sampler), to be made one (issue 9).
 #pragma once
 
 #include <cmath>
@@ -9,6 +11,8 @@
 #include <limits>
 
 namespace opbridge::cpu {
+
+// ---- mmcv's rule ---------------------------------------------------------------------------------
 
 // The neighbours are the pixels base, base + dx, base + dy * width and base + dy * width + dx of
 // a plane (dx, dy are 0 at the last column or row, else 1), with mmcv's weights w1..w4 = hy*hx,
@@ -99,6 +103,73 @@ inline ZerosPaddedTaps MakeZerosPaddedTaps(float x, float y, int64_t height, int
   if (south_in && west_in) t.index[2] = base + width;
   if (south_in && east_in) t.index[3] = base + width + 1;
   return t;
+}
+
+// ---- A plane with a border of zeros ----------------------------------------------------------------
+
+// Pixel (y, x) of a height x width map is at Index(y, x) of [H + 3][W + 2]: one zero row above,
+// two below, one zero column each side. A bilinear sample whose north-west corner (x0, y0) lies in
+// [-1, W - 1] x [-1, H - 1] then reads its 4 corners at Index(y0, x0), + 1, + Stride() and
+// + Stride() + 1 without a test: corners outside the map land on the border. A sample with no
+// corner inside reads the 2 x 2 block of zeros at ZeroBlock() (Index(H, -1), the bottom-left
+// corner of the border), so that it is 0 even next to an infinite or NaN input.
+struct PaddedImage {
+  int64_t height, width;  // of the map
+  int64_t Stride() const { return width + 2; }
+  int64_t Pixels() const { return (height + 3) * Stride(); }
+  int64_t Index(int64_t y, int64_t x) const { return (y + 1) * Stride() + (x + 1); }
+  int64_t ZeroBlock() const { return (height + 1) * Stride(); }  // top-left of a 2 x 2 block of zeros
+};
+
+// ---- ATen's grid_sampler_2d rule -----------------------------------------------------------------
+
+// The largest float <= n (n >= 0): float(n) rounds up for some n above 2^24, and a bound that
+// rounded up would let an index one past the end through.
+inline float LargestFloatAtMost(int64_t n) {
+  float f = static_cast<float>(n);
+  if (static_cast<int64_t>(f) > n) f = std::nextafter(f, 0.0f);
+  return f;
+}
+
+// A height x width plane as GridSampleBilinearTap needs it (sizes below 2^31).
+struct GridTapBounds {
+  GridTapBounds(int64_t height, int64_t width)
+      : last_x(LargestFloatAtMost(width - 1)), last_y(LargestFloatAtMost(height - 1)),
+        height(static_cast<int32_t>(height)) {}
+  float last_x, last_y;  // the largest floats <= W - 1 and <= H - 1
+  int32_t height;
+};
+
+// The taps of one point: the north-west corner (x0, y0) and the weights of the corners
+// (x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1).
+struct GridBilinearTap {
+  int32_t x0, y0;
+  float nw, ne, sw, se;
+};
+
+// ATen's bilinear taps of the point (x, y), in pixels (grid coordinates already unnormalized and
+// padded): (x0, y0) = (floor(x), floor(y)), weights from the distances to the 4 sides, and every
+// corner outside the plane reads 0. A point whose corner lies in [-1, W - 1] x [-1, H - 1] keeps
+// it; a point with no corner inside (a coordinate below -1, at or past the last row or column + 1,
+// huge, infinite or NaN) gets the corner (-1, H), PaddedImage's zero block, whose 4 corners are
+// all outside. The weights are kept as ATen computes them, so such a sample is 0 * weight: NaN
+// for an infinite or NaN coordinate (whose weights are NaN), as in ATen, else 0. The sample is
+// ATen's nw * v_nw + ne * v_ne + sw * v_sw + se * v_se, in that order. A caller that does not read
+// a PaddedImage tests each corner: (x0 + dx, y0 + dy) is inside when 0 <= x0 + dx < W and
+// 0 <= y0 + dy < H. Branch-free, so that loops over points vectorize (GCC vectorizes floorf only
+// with -fno-trapping-math, which CMakeLists.txt sets for the files that need it).
+inline GridBilinearTap GridSampleBilinearTap(float x, float y, const GridTapBounds& bounds) {
+  const float fx = std::floor(x), fy = std::floor(y);
+  const float west = x - fx, east = 1.0f - west;    // distances to the west and east sides
+  const float north = y - fy, south = 1.0f - north;  // distances to the north and south sides
+  // Compared as floats with exact bounds; false for NaN. Only then is the integer cast defined.
+  // (Every field is read unconditionally: a load under a condition stops GCC vectorizing.)
+  const float last_x = bounds.last_x, last_y = bounds.last_y;
+  const int32_t outside_y = bounds.height;
+  const bool touches = (fx >= -1.0f) & (fx <= last_x) & (fy >= -1.0f) & (fy <= last_y);
+  const int32_t x0 = static_cast<int32_t>(touches ? fx : -1.0f);
+  const int32_t y0 = static_cast<int32_t>(touches ? fy : 0.0f);
+  return {x0, touches ? y0 : outside_y, south * east, south * west, north * east, north * west};
 }
 
 }  // namespace opbridge::cpu

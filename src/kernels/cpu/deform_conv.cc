@@ -28,6 +28,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/bilinear_taps.h"
 #include "kernels/cpu/packed_gemm.h"
 
 namespace opbridge::cpu {
@@ -43,15 +44,6 @@ constexpr int64_t kTileStep = 12, kMinTile = 48, kMaxTile = 1020;
 // Floats moved per task when reordering the weights and transposing the image: enough that a
 // small problem runs these steps in one task instead of paying the pool's dispatch per row.
 constexpr int64_t kCopyGrain = 64 * 1024;
-
-// The transposed image: pixel (y, x) of the map is at Index(y, x) of [H + 3][W + 2][C].
-struct PaddedImage {
-  int64_t height, width;  // of the map
-  int64_t Stride() const { return width + 2; }
-  int64_t Pixels() const { return (height + 3) * Stride(); }
-  int64_t Index(int64_t y, int64_t x) const { return (y + 1) * Stride() + (x + 1); }
-  int64_t ZeroBlock() const { return (height + 1) * Stride(); }  // top-left of a 2 x 2 block of zeros
-};
 
 // The bilinear samples of one (deform group, kernel tap) for the pixels of a tile, as a structure
 // of arrays so that MakeTaps vectorizes: the top-left corner's index in the padded image, and

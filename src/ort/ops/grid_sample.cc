@@ -38,7 +38,7 @@ Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
   if (NumElements(out_shape) == 0) return Status::Ok();
-  // The 1 MB of taps comes from the heap, not ORT's allocator: ORT's arena grows by doubling
+  // The 1.25 MB of taps comes from the heap, not ORT's allocator: ORT's arena grows by doubling
   // regions, and a 1 MB request next to the 8 MB outputs raised the process's peak memory by
   // 20-30 MB over ORT's built-in GridSample (measured with `opbridge bench`). The heap returns
   // a block of this size to the system when it is freed.
