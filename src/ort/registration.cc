@@ -7,6 +7,8 @@
 #include "ort/ops/corner_pool.h"
 #include "ort/ops/cummax.h"
 #include "ort/ops/deform_conv.h"
+#include "ort/ops/gather_topk.h"
+#include "ort/ops/grid_priors.h"
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/group_norm.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
@@ -91,6 +93,10 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
       Op<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
       Op<InverseOp>("opbridge", "Inverse", "inverse"),
+      Op<GatherTopkOp>("opbridge", "GatherTopk", "gather_topk"),
+      Op<GatherTopkOp>("mmdeploy", "GatherTopk", "gather_topk"),
+      Op<GridPriorsOp>("opbridge", "GridPriors", "grid_priors"),
+      Op<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
   };
   return *ops;
 }

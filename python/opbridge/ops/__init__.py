@@ -5,6 +5,8 @@ listed in ``EXPORT_MAPPINGS``.
 """
 
 from opbridge.ops import deform_conv as _deform_conv
+from opbridge.ops import gather_topk as _gather_topk
+from opbridge.ops import grid_priors as _grid_priors
 from opbridge.ops import grid_sample as _grid_sample
 from opbridge.ops import group_norm as _group_norm
 from opbridge.ops import heatmaps_to_keypoints as _heatmaps_to_keypoints
@@ -44,7 +46,8 @@ EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _de
                    _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT,
                    _roi_align_rotated.EXPORT, _rotated_feature_align.EXPORT, _multi_level_roi_align.EXPORT,
                    _multi_level_rotated_roi_align.EXPORT, _cummax.EXPORT, _corner_pool.EXPORT, _instance_norm.EXPORT,
-                   _group_norm.EXPORT, _inverse.EXPORT)
+                   _group_norm.EXPORT, _inverse.EXPORT, _gather_topk.EXPORT,
+                   _grid_priors.EXPORT)
 
 __all__ = ["batched_nms", "batched_nms_rotated", "corner_pool", "heatmaps_to_keypoints", "multi_level_roi_align",
            "multi_level_rotated_roi_align",
