@@ -4,6 +4,7 @@
 #include "ort/registration.h"
 
 #include "ort/op_adapter.h"
+#include "ort/ops/bicubic_interpolate.h"
 #include "ort/ops/corner_pool.h"
 #include "ort/ops/cummax.h"
 #include "ort/ops/deform_conv.h"
@@ -97,6 +98,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<GatherTopkOp>("mmdeploy", "GatherTopk", "gather_topk"),
       Op<GridPriorsOp>("opbridge", "GridPriors", "grid_priors"),
       Op<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
+      Op<BicubicInterpolateOp>("opbridge", "BicubicInterpolate", "bicubic_interpolate"),
+      Op<BicubicInterpolateOp>("mmdeploy", "TRTBicubicInterpolate", "bicubic_interpolate"),
   };
   return *ops;
 }

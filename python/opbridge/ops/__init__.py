@@ -4,6 +4,7 @@ Adding an op: a module here with its torch side (when torch has none) and an ``E
 listed in ``EXPORT_MAPPINGS``.
 """
 
+from opbridge.ops import bicubic_interpolate as _bicubic_interpolate
 from opbridge.ops import deform_conv as _deform_conv
 from opbridge.ops import gather_topk as _gather_topk
 from opbridge.ops import grid_priors as _grid_priors
@@ -47,7 +48,7 @@ EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _de
                    _roi_align_rotated.EXPORT, _rotated_feature_align.EXPORT, _multi_level_roi_align.EXPORT,
                    _multi_level_rotated_roi_align.EXPORT, _cummax.EXPORT, _corner_pool.EXPORT, _instance_norm.EXPORT,
                    _group_norm.EXPORT, _inverse.EXPORT, _gather_topk.EXPORT,
-                   _grid_priors.EXPORT)
+                   _grid_priors.EXPORT, _bicubic_interpolate.EXPORT)
 
 __all__ = ["batched_nms", "batched_nms_rotated", "corner_pool", "heatmaps_to_keypoints", "multi_level_roi_align",
            "multi_level_rotated_roi_align",
