@@ -24,6 +24,7 @@
 #include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
 #include "ort/ops/roi_align_rotated.h"
+#include "ort/ops/scaled_dot_product_attention.h"
 #include "ort/ops/rotated_feature_align.h"
 #include "ort/ops/soft_nms.h"
 #include "ort/ops/trt_batched_nms.h"
@@ -100,6 +101,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
       Op<BicubicInterpolateOp>("opbridge", "BicubicInterpolate", "bicubic_interpolate"),
       Op<BicubicInterpolateOp>("mmdeploy", "TRTBicubicInterpolate", "bicubic_interpolate"),
+      Op<ScaledDotProductAttentionOp>("opbridge", "ScaledDotProductAttention", "scaled_dot_product_attention"),
+      Op<ScaledDotProductAttentionOp>("mmdeploy", "ScaledDotProductAttentionTRT", "scaled_dot_product_attention"),
   };
   return *ops;
 }

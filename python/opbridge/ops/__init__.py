@@ -20,6 +20,7 @@ from opbridge.ops import nms_rotated as _nms_rotated
 from opbridge.ops import paste_masks as _paste_masks
 from opbridge.ops import roi_align as _roi_align
 from opbridge.ops import roi_align_rotated as _roi_align_rotated
+from opbridge.ops import scaled_dot_product_attention as _scaled_dot_product_attention
 from opbridge.ops import soft_nms as _soft_nms
 from opbridge.ops import trt_batched_nms as _trt_batched_nms
 from opbridge.ops import rotated_feature_align as _rotated_feature_align
@@ -48,7 +49,8 @@ EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _de
                    _roi_align_rotated.EXPORT, _rotated_feature_align.EXPORT, _multi_level_roi_align.EXPORT,
                    _multi_level_rotated_roi_align.EXPORT, _cummax.EXPORT, _corner_pool.EXPORT, _instance_norm.EXPORT,
                    _group_norm.EXPORT, _inverse.EXPORT, _gather_topk.EXPORT,
-                   _grid_priors.EXPORT, _bicubic_interpolate.EXPORT)
+                   _grid_priors.EXPORT, _bicubic_interpolate.EXPORT,
+                   _scaled_dot_product_attention.EXPORT)
 
 __all__ = ["batched_nms", "batched_nms_rotated", "corner_pool", "heatmaps_to_keypoints", "multi_level_roi_align",
            "multi_level_rotated_roi_align",

@@ -1,0 +1,17 @@
+// Scaled dot-product attention CPU kernel. Framework-free: raw pointers and sizes.
+#pragma once
+
+#include <cstdint>
+
+#include "core/parallel.h"
+#include "core/scaled_dot_product_attention.h"
+#include "core/status.h"
+
+namespace opbridge::cpu {
+
+// attn = softmax((q / sqrt(E)) k^T + mask) along the last dim (max-subtracted), out = attn v,
+// in float32 as mmdeploy's PyTorch forward computes it. mask may be null.
+Status ScaledDotProductAttention(const float* q, const float* k, const float* v, const float* mask,
+                                 const AttentionSizes& sizes, float* out, float* attn, const TaskRunner& runner);
+
+}  // namespace opbridge::cpu
