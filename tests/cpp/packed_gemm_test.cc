@@ -108,6 +108,30 @@ TEST(PackedGemm, NaNInAColumnReachesOnlyThatPixel) {
   }
 }
 
+// multiply_rows: the same sums as multiply, transposed into rows of stride ldo > m (nothing
+// written past a row's m values), for full and partial panels and several depth blocks.
+TEST(PackedGemm, MultiplyRowsIsMultiplyTransposed) {
+  for (const Case& c : {Case{900, 30, 32, false}, Case{32, 25, 900, false}, Case{5, 13, 3, false}}) {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> weights(c.m * c.k), columns(c.n * c.k), bias;
+    for (float& x : weights) x = u(rng);
+    for (float& x : columns) x = u(rng);
+    for (const cpu::PackedGemm* gemm : Variants()) {
+      const auto by_channel = Multiply(*gemm, c, weights, columns, bias, c.n);
+      std::vector<float> packed(gemm->packed_size(c.m, c.k));
+      gemm->pack_weights(c.m, c.k, weights.data(), c.k, packed.data());
+      const int64_t ldo = c.m + 5;
+      std::vector<float> rows(c.n * ldo, -5.0f);
+      gemm->multiply_rows(c.m, c.n, c.k, packed.data(), columns.data(), c.k, rows.data(), ldo);
+      for (int64_t p = 0; p < c.n; ++p) {
+        for (int64_t o = 0; o < c.m; ++o) ASSERT_EQ(rows[p * ldo + o], by_channel[o * c.n + p]) << gemm->name;
+        for (int64_t o = c.m; o < ldo; ++o) ASSERT_EQ(rows[p * ldo + o], -5.0f) << gemm->name << ": wrote past a row";
+      }
+    }
+  }
+}
+
 // The variant chosen is the best this CPU runs; under ./run.sh test's emulated CPUs,
 // OPBRIDGE_EXPECT_CPU_LEVEL names the level it must be.
 TEST(PackedGemm, ChosenVariantIsTheBestThisCpuRuns) {

@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/exp_polynomial.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -26,9 +28,10 @@ void Check(int64_t b, int64_t nt, int64_t ns, int64_t e, int mask_kind) {
   ASSERT_TRUE(CheckAttentionShapes({b, nt, e}, {b, ns, e}, {b, ns, e}, mask_kind != 0, mask_shape, &s).ok());
   std::vector<float> out(b * nt * e), attn(b * nt * ns), out2(out.size()), attn2(attn.size());
   const float* m = mask_kind == 0 ? nullptr : mask.data();
-  ASSERT_TRUE(cpu::ScaledDotProductAttention(q.data(), k.data(), v.data(), m, s, out.data(), attn.data(),
+  HeapScratchAllocator scratch;
+  ASSERT_TRUE(cpu::ScaledDotProductAttention(q.data(), k.data(), v.data(), m, s, out.data(), attn.data(), scratch,
                                              SerialTaskRunner()).ok());
-  ASSERT_TRUE(cpu::ScaledDotProductAttention(q.data(), k.data(), v.data(), m, s, out2.data(), attn2.data(),
+  ASSERT_TRUE(cpu::ScaledDotProductAttention(q.data(), k.data(), v.data(), m, s, out2.data(), attn2.data(), scratch,
                                              testing::ThreadedTaskRunner(3)).ok());
   EXPECT_EQ(out, out2);
   EXPECT_EQ(attn, attn2);
@@ -63,7 +66,32 @@ TEST(ScaledDotProductAttentionKernel, MatchesTheFormula) {
     Check(2, 5, 7, 4, mask_kind);
     Check(3, 33, 20, 32, mask_kind);
     Check(1, 1, 1, 1, mask_kind);
+    Check(2, 130, 300, 32, mask_kind);  // several blocks of rows, partial GEMM panels and lanes
+    Check(1, 7, 1100, 3, mask_kind);    // more than one GEMM depth block of keys in attn v
   }
+}
+
+// The softmax's exp: within 2 ulp of exp over its domain, exact at 0, 0 below -87 and at -inf,
+// NaN for NaN; each lane on its own.
+float Exp(float x, int lane = 5) {
+  cpu::Floats16 v = {};
+  v[lane] = x;
+  return cpu::ExpNonPositive(v)[lane];
+}
+
+TEST(ScaledDotProductAttentionKernel, ExpNonPositiveIsWithinTwoUlp) {
+  double worst = 0;
+  for (float x = 0.0f; x > -87.0f; x = std::nextafter(x, -INFINITY) - 1e-4f) {
+    const double exact = std::exp(double(x));
+    const double ulp = std::nextafter(float(exact), INFINITY) - float(exact);
+    worst = std::max(worst, std::abs(Exp(x, static_cast<int>(-x) % 16) - exact) / ulp);
+  }
+  EXPECT_LE(worst, 2.0);
+  EXPECT_EQ(Exp(0.0f), 1.0f);
+  EXPECT_EQ(Exp(-0.0f), 1.0f);
+  EXPECT_EQ(Exp(-87.5f), 0.0f);
+  EXPECT_EQ(Exp(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(Exp(NAN)));
 }
 
 TEST(ScaledDotProductAttentionChecks, Shapes) {

@@ -1,4 +1,4 @@
-// The matrix product of the deformable convolution kernel:
+// The matrix product of the deformable convolution and attention kernels:
 //
 //   out[o][p] = bias[o] + sum_k weights[o][k] * columns[p][k]     (o < m, p < n, k < K)
 //
@@ -30,6 +30,10 @@ struct PackedGemm {
   // out[o * ldo + p] = (bias ? bias[o] : 0) + sum_k packed(o, k) * columns[p * ldc + k].
   void (*multiply)(int64_t m, int64_t n, int64_t k, const float* packed, const float* columns, int64_t ldc,
                    const float* bias, float* out, int64_t ldo, float* scratch);
+  // The same product in pixel-major order, out[p * ldo + o] (ldo >= m), written straight into
+  // out's rows without scratch: the same chains of multiply-adds as multiply's sums (k = 0 gives 0).
+  void (*multiply_rows)(int64_t m, int64_t n, int64_t k, const float* packed, const float* columns, int64_t ldc,
+                        float* out, int64_t ldo);
   const char* name;
 };
 

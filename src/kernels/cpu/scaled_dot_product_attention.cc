@@ -1,81 +1,176 @@
-// Scaled dot-product attention CPU kernel. Tasks are (batch, block of kBlock query rows). For a
-// block, q / sqrt(E) is transposed to [E][kBlock] so that the scores of the block against a key
-// are kBlock independent sums over e, vectorised across the rows (each sum runs in e order);
-// the softmax is per row; out = attn v accumulates rows of v, vectorised over the contiguous
-// embedding. Each output is written by one task, so results do not depend on threads.
+// Scaled dot-product attention CPU kernel.
+//
+// Work layout:
+// 1. Per batch, k and v are packed for PackedGemm (one task each): k [Ns][E] is already the
+//    weight layout of scores = k q'^T, and v is transposed to [Ev][Ns] for out = v^T attn^T.
+// 2. One task per (batch, block of query rows), the block sized so that its rows of attn stay in
+//    L2 between the three steps that touch them:
+//    - q' = q / sqrt(E) for the block's rows, then its scores against every key, written by the
+//      GEMM straight into the block's rows of attn (multiply_rows: pixel-major);
+//    - per row, + mask, the maximum, exp(x - max) (ExpNonPositive, the same bits at every CPU
+//      level) and their sum, then the division by the sum;
+//    - out = attn v for the block's rows, again straight into out's rows.
+// Each output row is written by exactly one task: results do not depend on the thread count.
 #include "kernels/cpu/scaled_dot_product_attention.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <vector>
+#include <cstring>
+
+#include "kernels/cpu/exp_polynomial.h"
+#include "kernels/cpu/packed_gemm.h"
 
 namespace opbridge::cpu {
 namespace {
 
-constexpr int64_t kBlock = 16;
+// Bytes of attn rows per task (they stay in a 1 MB L2 with the packed k and v of the batch);
+// rows are a multiple of every PackedGemm micro-tile height (12 and 6).
+constexpr int64_t kBlockBytes = 256 * 1024;
+constexpr int64_t kRowStep = 12, kMaxRows = 192;
+
+// Query rows per task: about kBlockBytes of attn, split evenly over the blocks.
+int64_t BlockRows(int64_t queries, int64_t keys) {
+  int64_t widest = kBlockBytes / (static_cast<int64_t>(sizeof(float)) * std::max<int64_t>(keys, 1));
+  widest = std::clamp<int64_t>(widest / kRowStep * kRowStep, kRowStep, kMaxRows);
+  const int64_t blocks = (queries + widest - 1) / widest;
+  const int64_t even = ((queries + blocks - 1) / blocks + kRowStep - 1) / kRowStep * kRowStep;
+  return std::max<int64_t>(1, std::min(even, queries));
+}
+
+// Softmax of `count` rows of `keys` scores in place, each plus its mask row (mask may be null),
+// 16 scores at a time (the last, partial group padded with -inf, whose exp is 0). The maximum and
+// the sum are kept per lane and the lanes combined in a fixed order, so the sum is the same on
+// every CPU level. A NaN score, or a row without a finite maximum (all -inf, or +inf), makes the
+// sum and so the whole row NaN, as in PyTorch. Compiled for three x86-64 levels, chosen at load
+// time.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void SoftmaxRows(
+    float* rows, int64_t count, int64_t keys, const float* mask) {
+  constexpr int64_t kLanes = 16;
+  const int64_t whole = keys / kLanes * kLanes, tail = keys - whole;
+  const Floats16 zero = {};
+  for (int64_t r = 0; r < count; ++r) {
+    float* __restrict row = rows + r * keys;
+    if (mask != nullptr) {
+      const float* __restrict m = mask + r * keys;
+      for (int64_t j = 0; j < keys; ++j) row[j] += m[j];
+    }
+    Floats16 last = zero - INFINITY;  // the partial group
+    std::copy(row + whole, row + keys, reinterpret_cast<float*>(&last));
+    Floats16 max = last;
+    for (int64_t j = 0; j < whole; j += kLanes) {
+      Floats16 x;
+      std::memcpy(&x, row + j, sizeof x);
+      max = x > max ? x : max;
+    }
+    float row_max = max[0];
+    for (int l = 1; l < kLanes; ++l) row_max = std::max(row_max, max[l]);
+
+    Floats16 sum = ExpNonPositive(last - row_max);
+    std::copy(reinterpret_cast<const float*>(&sum), reinterpret_cast<const float*>(&sum) + tail, row + whole);
+    // Four groups at a time: their exp chains are independent and overlap in the pipeline.
+    int64_t j = 0;
+    for (; j + 4 * kLanes <= whole; j += 4 * kLanes) {
+      Floats16 x[4];
+      std::memcpy(x, row + j, sizeof x);
+      for (int u = 0; u < 4; ++u) x[u] = ExpNonPositive(x[u] - row_max);
+      std::memcpy(row + j, x, sizeof x);
+      for (int u = 0; u < 4; ++u) sum += x[u];
+    }
+    for (; j < whole; j += kLanes) {
+      Floats16 x;
+      std::memcpy(&x, row + j, sizeof x);
+      x = ExpNonPositive(x - row_max);
+      std::memcpy(row + j, &x, sizeof x);
+      sum += x;
+    }
+    for (int width = kLanes / 2; width > 0; width /= 2) {
+      for (int l = 0; l < width; ++l) sum[l] += sum[l + width];
+    }
+    // Times the reciprocal of the sum, as PyTorch's softmax (one rounding more than a division).
+    const float scale = 1.0f / sum[0];
+    for (int64_t j = 0; j < keys; ++j) row[j] *= scale;
+  }
+}
 
 }  // namespace
 
 Status ScaledDotProductAttention(const float* q, const float* k, const float* v, const float* mask,
-                                 const AttentionSizes& s, float* out, float* attn, const TaskRunner& runner) {
-  const int64_t blocks = (s.queries + kBlock - 1) / kBlock;
+                                 const AttentionSizes& s, float* out, float* attn, ScratchAllocator& scratch,
+                                 const TaskRunner& runner) {
+  if (s.batch == 0 || s.queries == 0) return Status::Ok();
+  if (s.keys == 0) {  // no keys: empty weights, and out sums nothing
+    std::fill(out, out + s.batch * s.queries * s.value, 0.0f);
+    return Status::Ok();
+  }
+  const PackedGemm& gemm = PackedGemmForThisCpu();
+  const size_t packed_k_floats = gemm.packed_size(s.keys, s.embed);
+  const size_t packed_v_floats = gemm.packed_size(s.value, s.keys);
+  const size_t batch_floats = packed_k_floats + packed_v_floats;
+  const size_t call_bytes = s.batch * batch_floats * sizeof(float);
+  ScratchBlock call_memory(scratch, call_bytes);
+  if (call_memory.data() == nullptr) {
+    return Status::Error("out of memory for the packed keys and values (", call_bytes, " bytes)");
+  }
+  float* packed = static_cast<float*>(call_memory.data());
+
+  // 1. Pack k and the transposed v of every batch.
+  std::atomic<bool> out_of_memory{false};
+  const size_t transposed_bytes = s.value * s.keys * sizeof(float);
+  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(2 * s.batch), [&](size_t task) {
+    const int64_t b = static_cast<int64_t>(task / 2);
+    float* packed_k = packed + b * batch_floats;
+    if (task % 2 == 0) {
+      gemm.pack_weights(s.keys, s.embed, k + b * s.keys * s.embed, s.embed, packed_k);
+      return;
+    }
+    ScratchBlock memory(scratch, transposed_bytes);
+    if (memory.data() == nullptr) {
+      out_of_memory.store(true);
+      return;
+    }
+    float* transposed = static_cast<float*>(memory.data());  // [Ev][Ns]
+    const float* vb = v + b * s.keys * s.value;
+    for (int64_t j = 0; j < s.keys; ++j) {
+      for (int64_t x = 0; x < s.value; ++x) transposed[x * s.keys + j] = vb[j * s.value + x];
+    }
+    gemm.pack_weights(s.value, s.keys, transposed, s.keys, packed_k + packed_k_floats);
+  }));
+  if (out_of_memory.load()) {
+    return Status::Error("out of memory for the transposed values (", transposed_bytes, " bytes)");
+  }
+
+  // 2. Scores, softmax and out, per (batch, block of query rows).
+  const int64_t rows = BlockRows(s.queries, s.keys);
+  const int64_t blocks = (s.queries + rows - 1) / rows;
   // PyTorch divides q by math.sqrt(E), a double, then rounds to float.
   const float root = static_cast<float>(std::sqrt(static_cast<double>(s.embed)));
-  return ParallelFor(runner, static_cast<size_t>(s.batch * blocks), [&](size_t task) {
+  const size_t scaled_bytes = rows * std::max<int64_t>(s.embed, 1) * sizeof(float);
+  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(s.batch * blocks), [&](size_t task) {
     const int64_t b = static_cast<int64_t>(task) / blocks;
-    const int64_t i0 = (static_cast<int64_t>(task) % blocks) * kBlock;
-    const int64_t rows = std::min(kBlock, s.queries - i0);
-    std::vector<float> qt(static_cast<size_t>(s.embed * kBlock), 0.f);
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* qr = q + (b * s.queries + i0 + r) * s.embed;
-      for (int64_t e = 0; e < s.embed; ++e) qt[e * kBlock + r] = qr[e] / root;
+    const int64_t i0 = (static_cast<int64_t>(task) % blocks) * rows;
+    const int64_t count = std::min(rows, s.queries - i0);
+    ScratchBlock memory(scratch, scaled_bytes);
+    if (memory.data() == nullptr) {
+      out_of_memory.store(true);
+      return;
     }
-    const float* kb = k + b * s.keys * s.embed;
-    float* attn_block = attn + (b * s.queries + i0) * s.keys;
-    // Scores, a key at a time for the block's rows.
-    for (int64_t j = 0; j < s.keys; ++j) {
-      const float* kr = kb + j * s.embed;
-      float acc[kBlock] = {};
-      for (int64_t e = 0; e < s.embed; ++e) {
-        const float ke = kr[e];
-        const float* qe = &qt[e * kBlock];
-        for (int64_t r = 0; r < kBlock; ++r) acc[r] += qe[r] * ke;
-      }
-      for (int64_t r = 0; r < rows; ++r) attn_block[r * s.keys + j] = acc[r];
-    }
-    // Mask and softmax per row: exp(x - max) / sum, as torch's softmax.
-    for (int64_t r = 0; r < rows; ++r) {
-      float* row = attn_block + r * s.keys;
-      if (mask != nullptr) {
-        const float* m = mask + ((s.mask_batched ? b * s.queries : 0) + i0 + r) * s.keys;
-        for (int64_t j = 0; j < s.keys; ++j) row[j] += m[j];
-      }
-      float max = -INFINITY;
-      for (int64_t j = 0; j < s.keys; ++j) max = std::max(max, row[j]);
-      // A NaN score makes the row NaN, as in torch (std::max above skips NaN: check apart).
-      bool any_nan = false;
-      for (int64_t j = 0; j < s.keys; ++j) any_nan |= std::isnan(row[j]);
-      if (any_nan) max = NAN;
-      float sum = 0.f;
-      for (int64_t j = 0; j < s.keys; ++j) {
-        row[j] = std::exp(row[j] - max);
-        sum += row[j];
-      }
-      for (int64_t j = 0; j < s.keys; ++j) row[j] /= sum;
-    }
-    // out = attn v, rows of v accumulated in key order.
-    const float* vb = v + b * s.keys * s.value;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* a = attn_block + r * s.keys;
-      float* o = out + (b * s.queries + i0 + r) * s.value;
-      std::fill(o, o + s.value, 0.f);
-      for (int64_t j = 0; j < s.keys; ++j) {
-        const float w = a[j];
-        const float* vr = vb + j * s.value;
-        for (int64_t e = 0; e < s.value; ++e) o[e] += w * vr[e];
-      }
-    }
-  });
+    float* scaled = static_cast<float*>(memory.data());  // [count][E]
+    const float* qb = q + (b * s.queries + i0) * s.embed;
+    for (int64_t x = 0; x < count * s.embed; ++x) scaled[x] = qb[x] / root;
+    const float* packed_k = packed + b * batch_floats;
+    float* attn_rows = attn + (b * s.queries + i0) * s.keys;
+    gemm.multiply_rows(s.keys, count, s.embed, packed_k, scaled, s.embed, attn_rows, s.keys);
+    const float* mask_rows =
+        mask == nullptr ? nullptr : mask + ((s.mask_batched ? b * s.queries : 0) + i0) * s.keys;
+    SoftmaxRows(attn_rows, count, s.keys, mask_rows);
+    gemm.multiply_rows(s.value, count, s.keys, packed_k + packed_k_floats, attn_rows, s.keys,
+                       out + (b * s.queries + i0) * s.value, s.value);
+  }));
+  if (out_of_memory.load()) {
+    return Status::Error("out of memory for the scaled queries (", scaled_bytes, " bytes)");
+  }
+  return Status::Ok();
 }
 
 }  // namespace opbridge::cpu

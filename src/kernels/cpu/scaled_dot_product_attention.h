@@ -5,13 +5,16 @@
 
 #include "core/parallel.h"
 #include "core/scaled_dot_product_attention.h"
+#include "core/scratch.h"
 #include "core/status.h"
 
 namespace opbridge::cpu {
 
 // attn = softmax((q / sqrt(E)) k^T + mask) along the last dim (max-subtracted), out = attn v,
-// in float32 as mmdeploy's PyTorch forward computes it. mask may be null.
+// in float32 as mmdeploy's PyTorch forward computes it, the products with PackedGemm. mask may be
+// null. Scratch: packed copies of k and v (about their size) and a few rows per task.
 Status ScaledDotProductAttention(const float* q, const float* k, const float* v, const float* mask,
-                                 const AttentionSizes& sizes, float* out, float* attn, const TaskRunner& runner);
+                                 const AttentionSizes& sizes, float* out, float* attn, ScratchAllocator& scratch,
+                                 const TaskRunner& runner);
 
 }  // namespace opbridge::cpu

@@ -38,9 +38,11 @@ Status ScaledDotProductAttentionOp::Compute(const OrtApi& api, OrtKernelContext*
   void* attn = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {sizes.batch, sizes.queries, sizes.value}, &out));
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {sizes.batch, sizes.queries, sizes.keys}, &attn));
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cpu::ScaledDotProductAttention(q.Data<float>(), k.Data<float>(), v.Data<float>(),
                                         mask.present ? mask.Data<float>() : nullptr, sizes, static_cast<float*>(out),
-                                        static_cast<float*>(attn), OrtTaskRunner(api, ctx));
+                                        static_cast<float*>(attn), scratch, OrtTaskRunner(api, ctx));
 }
 
 Status ScaledDotProductAttentionOp::InferShape(const ShapeInference& infer) {
