@@ -24,6 +24,8 @@
 namespace opbridge::cpu {
 namespace {
 
+typedef float Floats4 __attribute__((vector_size(16)));
+
 // Bytes of attn rows per task (they stay in a 1 MB L2 with the packed k and v of the batch);
 // rows are a multiple of every PackedGemm micro-tile height (12 and 6).
 constexpr int64_t kBlockBytes = 256 * 1024;
@@ -38,58 +40,53 @@ int64_t BlockRows(int64_t queries, int64_t keys) {
   return std::max<int64_t>(1, std::min(even, queries));
 }
 
-// Softmax of `count` rows of `keys` scores in place, each plus its mask row (mask may be null),
-// 16 scores at a time (the last, partial group padded with -inf, whose exp is 0). The maximum and
-// the sum are kept per lane and the lanes combined in a fixed order, so the sum is the same on
-// every CPU level. A NaN score, or a row without a finite maximum (all -inf, or +inf), makes the
-// sum and so the whole row NaN, as in PyTorch. Compiled for three x86-64 levels, chosen at load
-// time.
+// attn = softmax of `count` rows of `keys` scores, each plus its mask row (mask may be null); the
+// scores are overwritten.
+// The maximum and the sum are kept in 16 lanes (element j in lane j % 16) combined in a fixed
+// order, so that the sum is the same whatever vector width the loops compile to. A NaN score, or
+// a row without a finite maximum (all -inf, or +inf), makes the sum and so the whole row NaN, as
+// in PyTorch. Compiled for three x86-64 levels, chosen at load time: the same bits at each.
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void SoftmaxRows(
-    float* rows, int64_t count, int64_t keys, const float* mask) {
+    float* scores, int64_t count, int64_t keys, const float* mask, float* attn) {
   constexpr int64_t kLanes = 16;
-  const int64_t whole = keys / kLanes * kLanes, tail = keys - whole;
-  const Floats16 zero = {};
+  const int64_t whole = keys / kLanes * kLanes;
   for (int64_t r = 0; r < count; ++r) {
-    float* __restrict row = rows + r * keys;
+    float* __restrict row = scores + r * keys;
     if (mask != nullptr) {
       const float* __restrict m = mask + r * keys;
       for (int64_t j = 0; j < keys; ++j) row[j] += m[j];
     }
-    Floats16 last = zero - INFINITY;  // the partial group
-    std::copy(row + whole, row + keys, reinterpret_cast<float*>(&last));
-    Floats16 max = last;
-    for (int64_t j = 0; j < whole; j += kLanes) {
-      Floats16 x;
-      std::memcpy(&x, row + j, sizeof x);
-      max = x > max ? x : max;
+    // The maximum, exact in any order (a NaN is caught by the sum), over 4 x 4 lanes of 16-byte
+    // vectors: GCC lowers their compare-and-select at every level (wider generic vectors are
+    // split into scalars where the CPU's vectors are narrower).
+    Floats4 lane[4];
+    for (auto& v : lane) v = Floats4{} - INFINITY;
+    for (int64_t j = 0; j < whole; j += 16) {
+      for (int u = 0; u < 4; ++u) {
+        Floats4 x;
+        std::memcpy(&x, row + j + 4 * u, sizeof x);
+        lane[u] = x > lane[u] ? x : lane[u];
+      }
     }
-    float row_max = max[0];
-    for (int l = 1; l < kLanes; ++l) row_max = std::max(row_max, max[l]);
+    float max = -INFINITY;
+    for (int64_t j = whole; j < keys; ++j) max = row[j] > max ? row[j] : max;
+    for (int u = 0; u < 4; ++u) {
+      for (int l = 0; l < 4; ++l) max = lane[u][l] > max ? lane[u][l] : max;
+    }
 
-    Floats16 sum = ExpNonPositive(last - row_max);
-    std::copy(reinterpret_cast<const float*>(&sum), reinterpret_cast<const float*>(&sum) + tail, row + whole);
-    // Four groups at a time: their exp chains are independent and overlap in the pipeline.
-    int64_t j = 0;
-    for (; j + 4 * kLanes <= whole; j += 4 * kLanes) {
-      Floats16 x[4];
-      std::memcpy(x, row + j, sizeof x);
-      for (int u = 0; u < 4; ++u) x[u] = ExpNonPositive(x[u] - row_max);
-      std::memcpy(row + j, x, sizeof x);
-      for (int u = 0; u < 4; ++u) sum += x[u];
+    for (int64_t j = 0; j < keys; ++j) row[j] = ExpNonPositive(row[j] - max);
+    float sum[kLanes] = {};
+    for (int64_t j = 0; j < whole; j += kLanes) {
+      for (int64_t l = 0; l < kLanes; ++l) sum[l] += row[j + l];
     }
-    for (; j < whole; j += kLanes) {
-      Floats16 x;
-      std::memcpy(&x, row + j, sizeof x);
-      x = ExpNonPositive(x - row_max);
-      std::memcpy(row + j, &x, sizeof x);
-      sum += x;
-    }
-    for (int width = kLanes / 2; width > 0; width /= 2) {
-      for (int l = 0; l < width; ++l) sum[l] += sum[l + width];
+    for (int64_t j = whole; j < keys; ++j) sum[j - whole] += row[j];
+    for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+      for (int64_t l = 0; l < width; ++l) sum[l] += sum[l + width];
     }
     // Times the reciprocal of the sum, as PyTorch's softmax (one rounding more than a division).
     const float scale = 1.0f / sum[0];
-    for (int64_t j = 0; j < keys; ++j) row[j] *= scale;
+    float* __restrict attn_row = attn + r * keys;
+    for (int64_t j = 0; j < keys; ++j) attn_row[j] = row[j] * scale;
   }
 }
 
@@ -145,30 +142,35 @@ Status ScaledDotProductAttention(const float* q, const float* k, const float* v,
   const int64_t blocks = (s.queries + rows - 1) / rows;
   // PyTorch divides q by math.sqrt(E), a double, then rounds to float.
   const float root = static_cast<float>(std::sqrt(static_cast<double>(s.embed)));
-  const size_t scaled_bytes = rows * std::max<int64_t>(s.embed, 1) * sizeof(float);
+  // Per task: the block's scaled queries and its scores (the GEMM and the softmax's passes work in
+  // this buffer, which stays warm in L2 from task to task; the output's rows are written once, in
+  // order, by the softmax's last pass: scattered GEMM writes to cold rows of attn were slower).
+  const size_t task_bytes = ArenaBytes<float>(rows * s.embed) + ArenaBytes<float>(rows * s.keys);
   OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(s.batch * blocks), [&](size_t task) {
     const int64_t b = static_cast<int64_t>(task) / blocks;
     const int64_t i0 = (static_cast<int64_t>(task) % blocks) * rows;
     const int64_t count = std::min(rows, s.queries - i0);
-    ScratchBlock memory(scratch, scaled_bytes);
+    ScratchBlock memory(scratch, task_bytes);
     if (memory.data() == nullptr) {
       out_of_memory.store(true);
       return;
     }
-    float* scaled = static_cast<float*>(memory.data());  // [count][E]
+    Arena arena(memory.data(), task_bytes);
+    float* scaled = arena.Take<float>(rows * s.embed);  // [count][E]
+    float* scores = arena.Take<float>(rows * s.keys);   // [count][Ns]
     const float* qb = q + (b * s.queries + i0) * s.embed;
     for (int64_t x = 0; x < count * s.embed; ++x) scaled[x] = qb[x] / root;
     const float* packed_k = packed + b * batch_floats;
     float* attn_rows = attn + (b * s.queries + i0) * s.keys;
-    gemm.multiply_rows(s.keys, count, s.embed, packed_k, scaled, s.embed, attn_rows, s.keys);
+    gemm.multiply_rows(s.keys, count, s.embed, packed_k, scaled, s.embed, scores, s.keys);
     const float* mask_rows =
         mask == nullptr ? nullptr : mask + ((s.mask_batched ? b * s.queries : 0) + i0) * s.keys;
-    SoftmaxRows(attn_rows, count, s.keys, mask_rows);
+    SoftmaxRows(scores, count, s.keys, mask_rows, attn_rows);
     gemm.multiply_rows(s.value, count, s.keys, packed_k + packed_k_floats, attn_rows, s.keys,
                        out + (b * s.queries + i0) * s.value, s.value);
   }));
   if (out_of_memory.load()) {
-    return Status::Error("out of memory for the scaled queries (", scaled_bytes, " bytes)");
+    return Status::Error("out of memory for a block's queries and scores (", task_bytes, " bytes)");
   }
   return Status::Ok();
 }
