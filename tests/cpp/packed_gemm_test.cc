@@ -132,6 +132,25 @@ TEST(PackedGemm, MultiplyRowsIsMultiplyTransposed) {
   }
 }
 
+// pack_weights_transposed packs weights given as [k][o] exactly as pack_weights packs [o][k].
+TEST(PackedGemm, PackingTheTransposeIsTheSame) {
+  for (const Case& c : {Case{32, 0, 900, false}, Case{33, 0, 257, false}, Case{5, 0, 3, false}}) {
+    std::mt19937 rng(6);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const int64_t ldt = c.m + 3;
+    std::vector<float> weights(c.m * c.k), transposed(c.k * ldt, 9.0f);
+    for (int64_t o = 0; o < c.m; ++o) {
+      for (int64_t kk = 0; kk < c.k; ++kk) transposed[kk * ldt + o] = weights[o * c.k + kk] = u(rng);
+    }
+    for (const cpu::PackedGemm* gemm : Variants()) {
+      std::vector<float> packed(gemm->packed_size(c.m, c.k), -7.0f), from_transposed(packed.size(), -8.0f);
+      gemm->pack_weights(c.m, c.k, weights.data(), c.k, packed.data());
+      gemm->pack_weights_transposed(c.m, c.k, transposed.data(), ldt, from_transposed.data());
+      EXPECT_EQ(packed, from_transposed) << gemm->name;
+    }
+  }
+}
+
 // The variant chosen is the best this CPU runs; under ./run.sh test's emulated CPUs,
 // OPBRIDGE_EXPECT_CPU_LEVEL names the level it must be.
 TEST(PackedGemm, ChosenVariantIsTheBestThisCpuRuns) {

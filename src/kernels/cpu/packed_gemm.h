@@ -24,6 +24,8 @@ struct PackedGemm {
   size_t (*packed_size)(int64_t m, int64_t k);
   // Packs weights[o][k] (row stride ldw) for Multiply.
   void (*pack_weights)(int64_t m, int64_t k, const float* weights, int64_t ldw, float* packed);
+  // The same from the transposed weights, weights_t[k][o] (row stride ldt).
+  void (*pack_weights_transposed)(int64_t m, int64_t k, const float* weights_t, int64_t ldt, float* packed);
   // Floats of scratch Multiply needs for n pixels (the pixel-major product before it is
   // transposed into out).
   size_t (*scratch_size)(int64_t m, int64_t n);

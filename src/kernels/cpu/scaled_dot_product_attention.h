@@ -17,4 +17,14 @@ Status ScaledDotProductAttention(const float* q, const float* k, const float* v,
                                  const AttentionSizes& sizes, float* out, float* attn, ScratchAllocator& scratch,
                                  const TaskRunner& runner);
 
+namespace detail {
+
+// The softmax step: attn[r] = softmax(scores[r] + mask[r]) for `count` rows of `keys` (mask may
+// be null; scores are overwritten). One variant per x86-64 level this CPU runs, best first, all
+// giving the same bits (for tests); returns the count.
+using AttentionSoftmax = void (*)(float* scores, int64_t count, int64_t keys, const float* mask, float* attn);
+int AttentionSoftmaxVariants(AttentionSoftmax* variants, int capacity);
+
+}  // namespace detail
+
 }  // namespace opbridge::cpu
