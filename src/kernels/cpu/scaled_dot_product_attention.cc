@@ -56,11 +56,12 @@ __attribute__((always_inline)) inline float RowMax(const float* row, int64_t key
       lane[u] = x > lane[u] ? x : lane[u];
     }
   }
+  lane[0] = lane[1] > lane[0] ? lane[1] : lane[0];
+  lane[2] = lane[3] > lane[2] ? lane[3] : lane[2];
+  lane[0] = lane[2] > lane[0] ? lane[2] : lane[0];
   float max = -INFINITY;
   for (int64_t j = whole; j < keys; ++j) max = row[j] > max ? row[j] : max;
-  for (int u = 0; u < 4; ++u) {
-    for (int64_t l = 0; l < kWidth; ++l) max = lane[u][l] > max ? lane[u][l] : max;
-  }
+  for (int64_t l = 0; l < kWidth; ++l) max = lane[0][l] > max ? lane[0][l] : max;
   return max;
 }
 
