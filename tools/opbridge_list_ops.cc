@@ -22,8 +22,11 @@ const char* TypeName(ONNXTensorElementDataType t) {
 void PrintTensors(const std::vector<opbridge::ort::TensorSpec>& specs) {
   std::printf("[");
   for (size_t i = 0; i < specs.size(); ++i) {
+    // An input taking a second dtype prints both, as the manifest spells it: "int64 or int32".
+    std::string dtype = TypeName(specs[i].type);
+    if (specs[i].also != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) dtype += std::string(" or ") + TypeName(specs[i].also);
     std::printf("%s{\"name\": \"%s\", \"dtype\": \"%s\", \"optional\": %s, \"variadic\": %s}", i ? ", " : "",
-                specs[i].name, TypeName(specs[i].type), specs[i].optional ? "true" : "false",
+                specs[i].name, dtype.c_str(), specs[i].optional ? "true" : "false",
                 specs[i].variadic ? "true" : "false");
   }
   std::printf("]");

@@ -212,6 +212,8 @@ def make_case(seed: int, identity: str, index: int) -> Case:
     for tensor in signature.inputs:
         if tensor.dtype == "T":  # the op's type parameter: one of its dtypes
             tensor = dataclasses.replace(tensor, dtype=str(rng.choice(op.dtypes)))
+        elif " or " in tensor.dtype:  # an input taking either of two dtypes ("int64 or int32")
+            tensor = dataclasses.replace(tensor, dtype=str(rng.choice(tensor.dtype.split(" or "))))
         if tensor.optional and rng.random() < 0.4:
             inputs.append(("", None))
             continue
@@ -510,7 +512,7 @@ def _values(tensor, name: str, dims: list[int], symbols: _Symbols, rng, notes) -
     shape = tuple(dims)
     if name in ("spatial_shapes", "level_start_index") and symbols.level_shapes is not None:
         return _pyramid_levels(name, shape, symbols, rng, notes)
-    if tensor.dtype == "int64":
+    if tensor.dtype in ("int64", "int32"):
         if name == "image_size":
             values = rng.integers(0, 65, size=shape)
         else:

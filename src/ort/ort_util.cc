@@ -261,7 +261,10 @@ namespace {
 
 // The dtypes input `spec` takes, for messages: "float32", or "float32, float64, int32 or int64".
 std::string TakenDtypes(const OpSchema& schema, const TensorSpec& spec) {
-  if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return DtypeName(spec.type);
+  if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
+    if (spec.also == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return DtypeName(spec.type);
+    return std::string(DtypeName(spec.type)) + " or " + DtypeName(spec.also);
+  }
   std::string names;
   for (size_t i = 0; i < schema.t_types.size(); ++i) {
     if (i > 0) names += i + 1 == schema.t_types.size() ? " or " : ", ";
@@ -271,7 +274,9 @@ std::string TakenDtypes(const OpSchema& schema, const TensorSpec& spec) {
 }
 
 bool TakesDtype(const OpSchema& schema, const TensorSpec& spec, ONNXTensorElementDataType type) {
-  if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return type == spec.type;
+  if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
+    return type == spec.type || (spec.also != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && type == spec.also);
+  }
   for (ONNXTensorElementDataType t : schema.t_types) {
     if (type == t) return true;
   }

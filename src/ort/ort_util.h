@@ -51,6 +51,9 @@ struct TensorSpec {
   ONNXTensorElementDataType type;
   bool optional;
   bool variadic = false;  // the last input only: one or more tensors of this type
+  // A second dtype the input takes, or UNDEFINED: index inputs declared int64 that take int32
+  // too (files written for TensorRT carry int32 indices). The op dispatches on the dtype itself.
+  ONNXTensorElementDataType also = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 };
 
 // Everything ORT needs to know about an op's node besides its identity.

@@ -4,9 +4,12 @@
 #include "ort/registration.h"
 
 #include "ort/op_adapter.h"
+#include "ort/ops/bicubic_interpolate.h"
 #include "ort/ops/corner_pool.h"
 #include "ort/ops/cummax.h"
 #include "ort/ops/deform_conv.h"
+#include "ort/ops/gather_topk.h"
+#include "ort/ops/grid_priors.h"
 #include "ort/ops/grid_sample.h"
 #include "ort/ops/group_norm.h"
 #include "ort/ops/heatmaps_to_keypoints.h"
@@ -22,6 +25,7 @@
 #include "ort/ops/paste_masks.h"
 #include "ort/ops/roi_align.h"
 #include "ort/ops/roi_align_rotated.h"
+#include "ort/ops/scaled_dot_product_attention.h"
 #include "ort/ops/rotated_feature_align.h"
 #include "ort/ops/soft_nms.h"
 #include "ort/ops/trt_batched_nms.h"
@@ -95,6 +99,14 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<MultiScaleDeformableAttentionOp>("opbridge", "MultiScaleDeformableAttention", "multi_scale_deformable_attention"),
       Op<MmdeployMultiScaleDeformableAttentionOp>("mmdeploy", "MMCVMultiScaleDeformableAttention",
                                                   "multi_scale_deformable_attention"),
+      Op<GatherTopkOp>("opbridge", "GatherTopk", "gather_topk"),
+      Op<GatherTopkOp>("mmdeploy", "GatherTopk", "gather_topk"),
+      Op<GridPriorsOp>("opbridge", "GridPriors", "grid_priors"),
+      Op<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
+      Op<BicubicInterpolateOp>("opbridge", "BicubicInterpolate", "bicubic_interpolate"),
+      Op<BicubicInterpolateOp>("mmdeploy", "TRTBicubicInterpolate", "bicubic_interpolate"),
+      Op<ScaledDotProductAttentionOp>("opbridge", "ScaledDotProductAttention", "scaled_dot_product_attention"),
+      Op<ScaledDotProductAttentionOp>("mmdeploy", "ScaledDotProductAttentionTRT", "scaled_dot_product_attention"),
   };
   return *ops;
 }

@@ -108,6 +108,49 @@ TEST(PackedGemm, NaNInAColumnReachesOnlyThatPixel) {
   }
 }
 
+// multiply_rows: the same sums as multiply, transposed into rows of stride ldo > m (nothing
+// written past a row's m values), for full and partial panels and several depth blocks.
+TEST(PackedGemm, MultiplyRowsIsMultiplyTransposed) {
+  for (const Case& c : {Case{900, 30, 32, false}, Case{32, 25, 900, false}, Case{5, 13, 3, false}}) {
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> weights(c.m * c.k), columns(c.n * c.k), bias;
+    for (float& x : weights) x = u(rng);
+    for (float& x : columns) x = u(rng);
+    for (const cpu::PackedGemm* gemm : Variants()) {
+      const auto by_channel = Multiply(*gemm, c, weights, columns, bias, c.n);
+      std::vector<float> packed(gemm->packed_size(c.m, c.k));
+      gemm->pack_weights(c.m, c.k, weights.data(), c.k, packed.data());
+      const int64_t ldo = c.m + 5;
+      std::vector<float> rows(c.n * ldo, -5.0f);
+      gemm->multiply_rows(c.m, c.n, c.k, packed.data(), columns.data(), c.k, rows.data(), ldo);
+      for (int64_t p = 0; p < c.n; ++p) {
+        for (int64_t o = 0; o < c.m; ++o) ASSERT_EQ(rows[p * ldo + o], by_channel[o * c.n + p]) << gemm->name;
+        for (int64_t o = c.m; o < ldo; ++o) ASSERT_EQ(rows[p * ldo + o], -5.0f) << gemm->name << ": wrote past a row";
+      }
+    }
+  }
+}
+
+// pack_weights_transposed packs weights given as [k][o] exactly as pack_weights packs [o][k].
+TEST(PackedGemm, PackingTheTransposeIsTheSame) {
+  for (const Case& c : {Case{32, 0, 900, false}, Case{33, 0, 257, false}, Case{5, 0, 3, false}}) {
+    std::mt19937 rng(6);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const int64_t ldt = c.m + 3;
+    std::vector<float> weights(c.m * c.k), transposed(c.k * ldt, 9.0f);
+    for (int64_t o = 0; o < c.m; ++o) {
+      for (int64_t kk = 0; kk < c.k; ++kk) transposed[kk * ldt + o] = weights[o * c.k + kk] = u(rng);
+    }
+    for (const cpu::PackedGemm* gemm : Variants()) {
+      std::vector<float> packed(gemm->packed_size(c.m, c.k), -7.0f), from_transposed(packed.size(), -8.0f);
+      gemm->pack_weights(c.m, c.k, weights.data(), c.k, packed.data());
+      gemm->pack_weights_transposed(c.m, c.k, transposed.data(), ldt, from_transposed.data());
+      EXPECT_EQ(packed, from_transposed) << gemm->name;
+    }
+  }
+}
+
 // The variant chosen is the best this CPU runs; under ./run.sh test's emulated CPUs,
 // OPBRIDGE_EXPECT_CPU_LEVEL names the level it must be.
 TEST(PackedGemm, ChosenVariantIsTheBestThisCpuRuns) {

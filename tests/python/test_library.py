@@ -46,11 +46,14 @@ def test_does_not_link_onnxruntime():
 # A value for every required attribute, by type (the op's own checks may still refuse it: only
 # whether ORT finds the op and its inputs is tested here).
 SAMPLE_ATTRIBUTE = {"int": 2, "float": 0.5, "string": "avg", "ints": [1, 1], "floats": [0.25]}
+# Required attributes whose valid values the generic samples are not (bicubic's 2 scale factors).
+SAMPLE_BY_NAME = {"scale_factor": [2.0, 2.0]}
 
 
 def concrete_dtype(dtype: str, op) -> str:
-    """A manifest dtype as a real one: the type parameter T (cummax) as the op's first dtype."""
-    return op.dtypes[0] if dtype == "T" else dtype
+    """A manifest dtype as a real one: the type parameter T (cummax) as the op's first dtype, an
+    input taking either of two dtypes ("int64 or int32") as the first."""
+    return op.dtypes[0] if dtype == "T" else dtype.split(" or ")[0]
 
 
 def taken_dtypes(dtype: str, op) -> str:
@@ -66,8 +69,8 @@ def test_every_manifest_identity_is_registered(domain, name, op):
     identity = f"{domain}::{name}"
     signature = op.signature(identity)
     inputs = [t.name for t in signature.inputs]
-    attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes
-             if a.required}
+    attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_BY_NAME.get(a.name, SAMPLE_ATTRIBUTE[a.type])
+             for a in signature.attributes if a.required}
     model = one_node_model(identity, attrs, inputs, [t.name for t in signature.outputs],
                            input_types={t.name: concrete_dtype(t.dtype, op) for t in signature.inputs})
     session = opbridge.create_session(model)
@@ -253,8 +256,8 @@ def test_wrong_input_dtype_is_reported_by_the_op(domain, name, op):
     none of them)."""
     identity = f"{domain}::{name}"
     signature = op.signature(identity)
-    attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_ATTRIBUTE[a.type] for a in signature.attributes
-             if a.required}
+    attrs = {a.name: a.allowed[0] if a.allowed else SAMPLE_BY_NAME.get(a.name, SAMPLE_ATTRIBUTE[a.type])
+             for a in signature.attributes if a.required}
     for index, wrong in enumerate(signature.inputs):
         bad_dtype = "float16" if wrong.dtype == "T" else "float64" if wrong.dtype != "float64" else "float32"
         types = {t.name: concrete_dtype(t.dtype, op) for t in signature.inputs}

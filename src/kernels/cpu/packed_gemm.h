@@ -1,4 +1,4 @@
-// The matrix product of the deformable convolution kernel:
+// The matrix product of the deformable convolution and attention kernels:
 //
 //   out[o][p] = bias[o] + sum_k weights[o][k] * columns[p][k]     (o < m, p < n, k < K)
 //
@@ -24,12 +24,18 @@ struct PackedGemm {
   size_t (*packed_size)(int64_t m, int64_t k);
   // Packs weights[o][k] (row stride ldw) for Multiply.
   void (*pack_weights)(int64_t m, int64_t k, const float* weights, int64_t ldw, float* packed);
+  // The same from the transposed weights, weights_t[k][o] (row stride ldt).
+  void (*pack_weights_transposed)(int64_t m, int64_t k, const float* weights_t, int64_t ldt, float* packed);
   // Floats of scratch Multiply needs for n pixels (the pixel-major product before it is
   // transposed into out).
   size_t (*scratch_size)(int64_t m, int64_t n);
   // out[o * ldo + p] = (bias ? bias[o] : 0) + sum_k packed(o, k) * columns[p * ldc + k].
   void (*multiply)(int64_t m, int64_t n, int64_t k, const float* packed, const float* columns, int64_t ldc,
                    const float* bias, float* out, int64_t ldo, float* scratch);
+  // The same product in pixel-major order, out[p * ldo + o] (ldo >= m), written straight into
+  // out's rows without scratch: the same chains of multiply-adds as multiply's sums (k = 0 gives 0).
+  void (*multiply_rows)(int64_t m, int64_t n, int64_t k, const float* packed, const float* columns, int64_t ldc,
+                        float* out, int64_t ldo);
   const char* name;
 };
 

@@ -1,0 +1,37 @@
+// Gather of top-k rows (mmdeploy's GatherTopk): shape and index validation, shared by every backend.
+//
+// out[a..., g, c...] = data[a..., indices[a..., g], c...], where the leading dims a... of
+// indices and data agree: PyTorch's x[batch_inds, inds, ...] (mmdet's post-processing after topk).
+// See docs/ops/gather_topk.md.
+#pragma once
+
+#include <cstdint>
+
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace opbridge {
+
+// The gather viewed as [batch, candidates, row] -> [batch, picks, row]: batch is the product of
+// indices' leading dims (shared with data), candidates data's gathered axis (G0), picks indices'
+// last dim (G1), row the product of data's trailing dims (one gathered row's elements).
+struct GatherTopkLayout {
+  int64_t batch = 1;
+  int64_t candidates = 0;
+  int64_t picks = 0;
+  int64_t row = 1;
+};
+
+// Shape rules: indices has rank >= 1, data at least indices' rank, and their leading dims (all
+// of indices' but its last) are equal. The output shape: indices' shape then data's dims after
+// the gathered axis.
+Status CheckGatherTopkShapes(const Shape& data, const Shape& indices, Shape* output);
+GatherTopkLayout MakeGatherTopkLayout(const Shape& data, const Shape& indices);
+
+// Data rule: every index is in [-candidates, candidates), a negative one counting from the end as
+// in PyTorch's indexing. The error names the first index out of range by its position.
+template <class Index>
+Status CheckGatherTopkIndices(const Index* indices, const Shape& indices_shape, int64_t candidates,
+                              int64_t gathered_axis);
+
+}  // namespace opbridge

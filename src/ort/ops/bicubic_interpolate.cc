@@ -1,0 +1,60 @@
+// Bicubic interpolation ORT glue: opbridge::BicubicInterpolate and mmdeploy::TRTBicubicInterpolate.
+#include "ort/ops/bicubic_interpolate.h"
+
+#include <cmath>
+
+#include "kernels/cpu/bicubic_interpolate.h"
+
+namespace opbridge::ort {
+
+const OpSchema& BicubicInterpolateOp::Schema() {
+  // align_corners defaults to 1, as the TensorRT plugin's creator.
+  static const OpSchema schema{{{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+                               {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+                               {RequiredFloatsAttr("scale_factor"), IntAttr("align_corners", 1)}};
+  return schema;
+}
+
+Status BicubicInterpolateOp::Create(const OrtApi& api, const OrtKernelInfo* info,
+                                    std::unique_ptr<BicubicInterpolateOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  std::vector<float> scale_factor;
+  int64_t align_corners = 1;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Floats("scale_factor", &scale_factor));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("align_corners", &align_corners));
+  BicubicInterpolateParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeBicubicInterpolateParams(scale_factor, align_corners, &p));
+  *op = std::make_unique<BicubicInterpolateOp>(p);
+  return Status::Ok();
+}
+
+Status BicubicInterpolateOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+  Shape output_shape;
+  OPBRIDGE_RETURN_IF_ERROR(BicubicInterpolateOutputShape(input.shape, params_, &output_shape));
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, output_shape, &output));
+  if (NumElements(output_shape) == 0) return Status::Ok();
+  OrtScratchAllocator scratch(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cpu::BicubicInterpolate(input.Data<float>(), input.shape, params_, output_shape,
+                                 static_cast<float*>(output), scratch, OrtTaskRunner(api, ctx));
+}
+
+Status BicubicInterpolateOp::InferShape(const ShapeInference& infer) {
+  InferredShape input;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
+  if (input.dims.size() != 4) return Status::Ok();  // unknown rank (or an error at run time)
+  InferredShape output = input;
+  output.type = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  // The spatial sizes are known when the input's are; the scale comes from the node's attribute,
+  // which the shape-inference context does not give as floats: left to run time.
+  for (size_t d = 2; d < 4; ++d) {
+    output.dims[d] = -1;
+    output.symbols[d] = "";
+  }
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, output);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,94 @@
+// Gather of top-k rows ORT glue: opbridge::GatherTopk and mmdeploy::GatherTopk.
+#include "ort/ops/gather_topk.h"
+
+#include "core/gather_topk.h"
+#include "kernels/cpu/gather_topk.h"
+
+namespace opbridge::ort {
+namespace {
+
+template <class Index>
+Status Gather(const InputTensor& data, const InputTensor& indices, int element_bytes, void* output,
+              const TaskRunner& runner) {
+  const GatherTopkLayout layout = MakeGatherTopkLayout(data.shape, indices.shape);
+  const int64_t axis = static_cast<int64_t>(indices.shape.size()) - 1;
+  OPBRIDGE_RETURN_IF_ERROR(CheckGatherTopkIndices(indices.Data<Index>(), indices.shape, layout.candidates, axis));
+  return cpu::GatherTopk(data.data, element_bytes, indices.Data<Index>(), layout, output, runner);
+}
+
+// The element type ORT gave output `index`, already allocated with `shape`.
+Status OutputType(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
+                  ONNXTensorElementDataType* type) {
+  OrtValue* value = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(
+      FromOrtStatus(api, api.KernelContext_GetOutput(ctx, index, shape.data(), shape.size(), &value)));
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.GetTensorTypeAndShape(value, &info)));
+  Status status = FromOrtStatus(api, api.GetTensorElementType(info, type));
+  api.ReleaseTensorTypeAndShapeInfo(info);
+  return status;
+}
+
+}  // namespace
+
+const OpSchema& GatherTopkOp::Schema() {
+  // data is T (the plugin's float32 and int32, and the 8-byte dtypes an ONNX file may carry);
+  // indices are int64 as torch.topk writes them, or int32 as TensorRT's files carry them.
+  static const OpSchema schema{
+      {{"data", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false},
+       {"indices", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false}},
+      {},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64}};
+  return schema;
+}
+
+Status GatherTopkOp::Create(const OrtApi&, const OrtKernelInfo*, std::unique_ptr<GatherTopkOp>* op) {
+  *op = std::make_unique<GatherTopkOp>();
+  return Status::Ok();
+}
+
+Status GatherTopkOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor data, indices;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &data));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &indices));
+  Shape output_shape;
+  OPBRIDGE_RETURN_IF_ERROR(CheckGatherTopkShapes(data.shape, indices.shape, &output_shape));
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, output_shape, &output));
+  // ORT types an output of "any type" like the node's last such input (indices) unless shape
+  // inference sets it, which needs data's rank: a model that hides the rank gets an error, not
+  // data copied into a buffer of another dtype.
+  ONNXTensorElementDataType output_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  OPBRIDGE_RETURN_IF_ERROR(OutputType(api, ctx, 0, output_shape, &output_type));
+  if (output_type != data.type) {
+    return Status::Error("ORT typed the output ", DtypeName(output_type), " where data is ", DtypeName(data.type),
+                         ": it does so when data's rank is unknown at session creation; give the model's data ",
+                         "input a shape (its rank at least) so that shape inference types the output");
+  }
+  const int element_bytes =
+      data.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || data.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? 4 : 8;
+  const OrtTaskRunner runner(api, ctx);
+  if (indices.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
+    return Gather<int32_t>(data, indices, element_bytes, output, runner);
+  }
+  return Gather<int64_t>(data, indices, element_bytes, output, runner);
+}
+
+Status GatherTopkOp::InferShape(const ShapeInference& infer) {
+  InferredShape data, indices;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &data));
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(1, &indices));
+  // ORT shows an unknown rank as rank 0; a rank error is reported at run time.
+  if (indices.dims.empty() || data.dims.size() < indices.dims.size()) return Status::Ok();
+  InferredShape output = indices;
+  output.type = data.type;
+  output.dims.insert(output.dims.end(), data.dims.begin() + static_cast<int64_t>(indices.dims.size()), data.dims.end());
+  output.symbols.insert(output.symbols.end(), data.symbols.begin() + static_cast<int64_t>(indices.dims.size()),
+                        data.symbols.end());
+  if (data.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+  return infer.SetOutput(0, data.type, output);
+}
+
+}  // namespace opbridge::ort

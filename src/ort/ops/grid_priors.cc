@@ -1,0 +1,63 @@
+// Grid priors ORT glue: opbridge::GridPriors and mmdeploy::GridPriorsTRT.
+#include "ort/ops/grid_priors.h"
+
+#include "kernels/cpu/grid_priors.h"
+
+namespace opbridge::ort {
+
+const OpSchema& GridPriorsOp::Schema() {
+  // The providers' elements are never read: mmdeploy writes ConstantOfShape int64 zeros, and any
+  // of T's dtypes is taken.
+  static const OpSchema schema{
+      {{"base_anchors", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
+       {"h_provider", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false},
+       {"w_provider", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
+      {IntAttr("stride_h", 1), IntAttr("stride_w", 1)},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE}};
+  return schema;
+}
+
+Status GridPriorsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<GridPriorsOp>* op) {
+  AttrReader attrs(api, info, Schema().attrs);
+  int64_t stride_h = 1, stride_w = 1;
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("stride_h", &stride_h));
+  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("stride_w", &stride_w));
+  GridPriorsParams p;
+  OPBRIDGE_RETURN_IF_ERROR(MakeGridPriorsParams(stride_h, stride_w, &p));
+  *op = std::make_unique<GridPriorsOp>(p);
+  return Status::Ok();
+}
+
+Status GridPriorsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor base, h_provider, w_provider;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &base));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &h_provider));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &w_provider));
+  Shape output_shape;
+  OPBRIDGE_RETURN_IF_ERROR(CheckGridPriorsShapes(base.shape, h_provider.shape, w_provider.shape, &output_shape));
+  void* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, output_shape, &output));
+  return cpu::GridPriors(base.Data<float>(), base.shape[0], h_provider.shape[0], w_provider.shape[0], params_,
+                         static_cast<float*>(output), OrtTaskRunner(api, ctx));
+}
+
+Status GridPriorsOp::InferShape(const ShapeInference& infer) {
+  InferredShape base, h, w;
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &base));
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(1, &h));
+  OPBRIDGE_RETURN_IF_ERROR(infer.Input(2, &w));
+  InferredShape output;
+  output.dims = {-1, 4};
+  output.symbols = {"", ""};
+  // The row count is known when all three sizes are (ORT shows an unknown rank as rank 0).
+  if (base.dims.size() == 2 && h.dims.size() == 1 && w.dims.size() == 1 && base.dims[0] >= 0 && h.dims[0] >= 0 &&
+      w.dims[0] >= 0) {
+    int64_t rows = 0;
+    if (CheckedNumElements({h.dims[0], w.dims[0], base.dims[0]}, &rows)) output.dims[0] = rows;
+  }
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, output);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,139 @@
+// Scaled dot-product attention kernel tests: against the formula in double, with and without a
+// mask (shared and batched), serial and threaded (bit-identical); the shape checks. The sweeps
+// through ORT against PyTorch are in tests/python/test_scaled_dot_product_attention.py.
+#include "kernels/cpu/scaled_dot_product_attention.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/exp_polynomial.h"
+#include "task_runners.h"
+
+namespace opbridge {
+namespace {
+
+void Check(int64_t b, int64_t nt, int64_t ns, int64_t e, int mask_kind) {
+  std::mt19937 rng(static_cast<uint32_t>(b * 1000 + nt * 10 + ns));
+  std::normal_distribution<float> normal;
+  std::vector<float> q(b * nt * e), k(b * ns * e), v(b * ns * e), mask(mask_kind == 2 ? b * nt * ns : nt * ns);
+  for (auto* t : {&q, &k, &v, &mask}) {
+    for (auto& x : *t) x = normal(rng);
+  }
+  AttentionSizes s;
+  const Shape mask_shape = mask_kind == 2 ? Shape{b, nt, ns} : Shape{nt, ns};
+  ASSERT_TRUE(CheckAttentionShapes({b, nt, e}, {b, ns, e}, {b, ns, e}, mask_kind != 0, mask_shape, &s).ok());
+  std::vector<float> out(b * nt * e), attn(b * nt * ns), out2(out.size()), attn2(attn.size());
+  const float* m = mask_kind == 0 ? nullptr : mask.data();
+  HeapScratchAllocator scratch;
+  ASSERT_TRUE(cpu::ScaledDotProductAttention(q.data(), k.data(), v.data(), m, s, out.data(), attn.data(), scratch,
+                                             SerialTaskRunner()).ok());
+  ASSERT_TRUE(cpu::ScaledDotProductAttention(q.data(), k.data(), v.data(), m, s, out2.data(), attn2.data(), scratch,
+                                             testing::ThreadedTaskRunner(3)).ok());
+  EXPECT_EQ(out, out2);
+  EXPECT_EQ(attn, attn2);
+  for (int64_t bi = 0; bi < b; ++bi) {
+    for (int64_t i = 0; i < nt; ++i) {
+      std::vector<double> p(ns);
+      double max = -INFINITY, sum = 0;
+      for (int64_t j = 0; j < ns; ++j) {
+        double d = 0;
+        for (int64_t x = 0; x < e; ++x) d += double(q[(bi * nt + i) * e + x]) * k[(bi * ns + j) * e + x];
+        d /= std::sqrt(double(e));
+        if (mask_kind == 1) d += mask[i * ns + j];
+        if (mask_kind == 2) d += mask[(bi * nt + i) * ns + j];
+        p[j] = d;
+        max = std::max(max, d);
+      }
+      for (auto& x : p) sum += (x = std::exp(x - max));
+      for (int64_t j = 0; j < ns; ++j) {
+        ASSERT_NEAR(attn[(bi * nt + i) * ns + j], p[j] / sum, 1e-6);
+      }
+      for (int64_t x = 0; x < e; ++x) {
+        double o = 0;
+        for (int64_t j = 0; j < ns; ++j) o += p[j] / sum * v[(bi * ns + j) * e + x];
+        ASSERT_NEAR(out[(bi * nt + i) * e + x], o, 1e-5);
+      }
+    }
+  }
+}
+
+TEST(ScaledDotProductAttentionKernel, MatchesTheFormula) {
+  for (int mask_kind : {0, 1, 2}) {
+    Check(2, 5, 7, 4, mask_kind);
+    Check(3, 33, 20, 32, mask_kind);
+    Check(1, 1, 1, 1, mask_kind);
+    Check(2, 130, 300, 32, mask_kind);  // several blocks of rows, partial GEMM panels and lanes
+    Check(1, 7, 1100, 3, mask_kind);    // more than one GEMM depth block of keys in attn v
+  }
+}
+
+// The softmax's exp: within 1 ulp of exp over its domain, exact at 0, 0 below -87 and at -inf,
+// NaN for NaN.
+float Exp(float x) { return cpu::ExpNonPositive(x); }
+
+TEST(ScaledDotProductAttentionKernel, ExpNonPositiveIsWithinOneUlp) {
+  double worst = 0;
+  for (float x = 0.0f; x > -87.0f; x = std::nextafter(x, -INFINITY) - 1e-4f) {
+    const double exact = std::exp(double(x));
+    const double ulp = std::nextafter(float(exact), INFINITY) - float(exact);
+    worst = std::max(worst, std::abs(Exp(x) - exact) / ulp);
+  }
+  EXPECT_LE(worst, 1.0);
+  EXPECT_EQ(Exp(0.0f), 1.0f);
+  EXPECT_EQ(Exp(-0.0f), 1.0f);
+  EXPECT_EQ(Exp(-87.5f), 0.0f);
+  EXPECT_EQ(Exp(-INFINITY), 0.0f);
+  EXPECT_TRUE(std::isnan(Exp(NAN)));
+}
+
+// The softmax gives the same bits at every x86-64 level this CPU runs (the exp is elementwise
+// IEEE arithmetic and the sum's lanes are fixed), including masks, -inf, NaN and row lengths
+// around the vector widths.
+TEST(ScaledDotProductAttentionKernel, SoftmaxIsTheSameAtEveryCpuLevel) {
+  cpu::detail::AttentionSoftmax variants[3];
+  const int count = cpu::detail::AttentionSoftmaxVariants(variants, 3);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 20.0f);
+  for (int64_t keys : {1, 3, 15, 16, 17, 63, 64, 65, 900}) {
+    const int64_t rows = 5;
+    std::vector<float> scores(rows * keys), mask(rows * keys);
+    for (float& x : scores) x = normal(rng);
+    for (float& x : mask) x = normal(rng);
+    mask[0] = -INFINITY;
+    scores[keys] = NAN;  // row 1
+    for (int64_t j = 0; j < keys; ++j) mask[2 * keys + j] = -INFINITY;  // row 2: all -inf
+    std::vector<float> first;
+    for (int v = 0; v < count; ++v) {
+      std::vector<float> work = scores, attn(rows * keys);
+      variants[v](work.data(), rows, keys, mask.data(), attn.data());
+      if (v == 0) {
+        first = attn;
+        EXPECT_TRUE(std::isnan(attn[keys])) << keys;
+        EXPECT_TRUE(std::isnan(attn[2 * keys])) << keys;
+        continue;
+      }
+      ASSERT_EQ(std::memcmp(attn.data(), first.data(), attn.size() * sizeof(float)), 0)
+          << "variant " << v << " keys " << keys;
+    }
+  }
+}
+
+TEST(ScaledDotProductAttentionChecks, Shapes) {
+  AttentionSizes s;
+  EXPECT_TRUE(CheckAttentionShapes({2, 3, 4}, {2, 5, 4}, {2, 5, 6}, false, {}, &s).ok());
+  EXPECT_EQ(s.value, 6);
+  EXPECT_FALSE(CheckAttentionShapes({2, 3}, {2, 5, 4}, {2, 5, 4}, false, {}, &s).ok());
+  EXPECT_FALSE(CheckAttentionShapes({2, 3, 4}, {2, 5, 3}, {2, 5, 4}, false, {}, &s).ok());
+  EXPECT_FALSE(CheckAttentionShapes({2, 3, 4}, {2, 5, 4}, {2, 6, 4}, false, {}, &s).ok());
+  EXPECT_FALSE(CheckAttentionShapes({2, 3, 4}, {2, 5, 4}, {2, 5, 4}, true, {3, 4}, &s).ok());
+  EXPECT_TRUE(CheckAttentionShapes({2, 3, 4}, {2, 5, 4}, {2, 5, 4}, true, {2, 3, 5}, &s).ok());
+  EXPECT_TRUE(s.mask_batched);
+}
+
+}  // namespace
+}  // namespace opbridge
