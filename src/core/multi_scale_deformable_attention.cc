@@ -1,5 +1,7 @@
 #include "core/multi_scale_deformable_attention.h"
 
+#include <cstdint>
+
 namespace opbridge {
 
 Status CheckMsdaShapes(const Shape& value, const Shape& spatial_shapes, const Shape& level_start_index,
@@ -71,6 +73,9 @@ Status CheckMsdaLevels(const std::vector<int64_t>& spatial_shapes, const std::ve
       return Status::Error("spatial_shapes must sum to S = ", dims.values, " (value [N, S, M, D]) over the levels ",
                            "(sum of H * W), but level ", l, " (", h, "x", w, ") starting at row ", start,
                            " ends past it");
+    }
+    if (h > INT32_MAX || w > INT32_MAX) {  // the sampling taps hold pixel coordinates as int32
+      return Status::Error("spatial_shapes[", l, "] = (", h, ", ", w, ") must hold a height and width below 2^31");
     }
     start += h * w;
   }

@@ -120,40 +120,38 @@ TEST(MultiScaleDeformableAttentionKernel, NanAndFarLocations) {
   }
 }
 
-TEST(MultiScaleDeformableAttentionKernel, ZerosPaddedTapsFollowGridSample) {
-  // Inside: all four corners, weights by distance.
-  cpu::ZerosPaddedTaps t = cpu::MakeZerosPaddedTaps(1.25f, 0.5f, 3, 4);
-  EXPECT_EQ(t.index[0], 1);
-  EXPECT_EQ(t.index[1], 2);
-  EXPECT_EQ(t.index[2], 5);
-  EXPECT_EQ(t.index[3], 6);
-  EXPECT_FLOAT_EQ(t.w[0], 0.5f * 0.75f);
-  EXPECT_FLOAT_EQ(t.w[1], 0.5f * 0.25f);
-  EXPECT_FLOAT_EQ(t.w[2], 0.5f * 0.75f);
-  EXPECT_FLOAT_EQ(t.w[3], 0.5f * 0.25f);
-  // Past the top-left edge: only the south-east corner (0, 0) is inside.
-  t = cpu::MakeZerosPaddedTaps(-0.5f, -0.25f, 3, 4);
-  EXPECT_EQ(t.index[0], cpu::kTapsOutside);
-  EXPECT_EQ(t.index[1], cpu::kTapsOutside);
-  EXPECT_EQ(t.index[2], cpu::kTapsOutside);
-  EXPECT_EQ(t.index[3], 0);
-  // Past the bottom-right edge: only the north-west corner (2, 3) is inside.
-  t = cpu::MakeZerosPaddedTaps(3.5f, 2.5f, 3, 4);
-  EXPECT_EQ(t.index[0], 11);
-  EXPECT_EQ(t.index[1], cpu::kTapsOutside);
-  EXPECT_EQ(t.index[2], cpu::kTapsOutside);
-  EXPECT_EQ(t.index[3], cpu::kTapsOutside);
-  // Left of -1, or at the last column plus one and beyond: no corner inside.
-  for (float x : {-1.5f, 4.0f, 1e20f, -1e20f}) {
-    t = cpu::MakeZerosPaddedTaps(x, 1.0f, 3, 4);
-    for (int k = 0; k < 4; ++k) EXPECT_EQ(t.index[k], cpu::kTapsOutside) << x;
+TEST(MultiScaleDeformableAttentionKernel, GridSampleTapsOfAThreeByFourMap) {
+  const cpu::GridTapBounds bounds(3, 4);
+  // Inside: north-west corner (1, 0), weights by distance.
+  cpu::GridBilinearTap t = cpu::GridSampleBilinearTap(1.25f, 0.5f, bounds);
+  EXPECT_EQ(t.x0, 1);
+  EXPECT_EQ(t.y0, 0);
+  EXPECT_FLOAT_EQ(t.nw, 0.5f * 0.75f);
+  EXPECT_FLOAT_EQ(t.ne, 0.5f * 0.25f);
+  EXPECT_FLOAT_EQ(t.sw, 0.5f * 0.75f);
+  EXPECT_FLOAT_EQ(t.se, 0.5f * 0.25f);
+  // Past the top-left edge: north-west corner (-1, -1), only its south-east corner (0, 0) inside.
+  t = cpu::GridSampleBilinearTap(-0.5f, -0.25f, bounds);
+  EXPECT_EQ(t.x0, -1);
+  EXPECT_EQ(t.y0, -1);
+  // Past the bottom-right edge: only the north-west corner (3, 2) is inside.
+  t = cpu::GridSampleBilinearTap(3.5f, 2.5f, bounds);
+  EXPECT_EQ(t.x0, 3);
+  EXPECT_EQ(t.y0, 2);
+  // Left of -1, at the last column plus one and beyond, infinite or NaN: no corner inside, the
+  // corner (-1, H) whose four corners are all outside.
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (float x : {-1.5f, 4.0f, 1e20f, -1e20f, inf, nan}) {
+    t = cpu::GridSampleBilinearTap(x, 1.0f, bounds);
+    EXPECT_EQ(t.x0, -1) << x;
+    EXPECT_EQ(t.y0, 3) << x;
   }
   // At exactly -1 the east corners (column 0) are inside, as in ATen, with weight 0.
-  t = cpu::MakeZerosPaddedTaps(-1.0f, 1.0f, 3, 4);
-  EXPECT_EQ(t.index[0], cpu::kTapsOutside);
-  EXPECT_EQ(t.index[1], 4);
-  EXPECT_EQ(t.w[1], 0.0f);
-  EXPECT_EQ(t.w[3], 0.0f);
+  t = cpu::GridSampleBilinearTap(-1.0f, 1.0f, bounds);
+  EXPECT_EQ(t.x0, -1);
+  EXPECT_EQ(t.y0, 1);
+  EXPECT_EQ(t.ne, 0.0f);
+  EXPECT_EQ(t.se, 0.0f);
 }
 
 TEST(MultiScaleDeformableAttentionChecks, LevelRules) {
@@ -168,6 +166,9 @@ TEST(MultiScaleDeformableAttentionChecks, LevelRules) {
             "level_start_index[1] must be 20 (the sum of H * W of the levels before it, from spatial_shapes), got 19");
   EXPECT_EQ(CheckMsdaLevels({4, 5, 0, 5}, {0, 20}, dims).message(),
             "spatial_shapes[1] = (0, 5) must hold a height and width >= 1");
+  const MsdaDims huge{1, 2147483668, 1, 1, 1, 2, 1};  // S = 20 + 2^31 rows
+  EXPECT_EQ(CheckMsdaLevels({4, 5, 2147483648, 1}, {0, 20}, huge).message(),
+            "spatial_shapes[1] = (2147483648, 1) must hold a height and width below 2^31");
   EXPECT_EQ(CheckMsdaLevels({-4, -5, 2, 5}, {0, 20}, dims).message(),
             "spatial_shapes[0] = (-4, -5) must hold a height and width >= 1");
   // Products that overflow int64 are not formed.

@@ -2,8 +2,8 @@
 // weights, computed once and applied to every channel. Framework-free. Three sections:
 // - mmcv's (Caffe2's) rule, shared by the rotated RoI ops (RoIAlignRotated, rotated feature align);
 // - PaddedImage, a plane with a border of zeros (deformable convolution, the grid sampler);
-// - ATen's grid_sampler_2d rule, twice for now: MakeZerosPaddedTaps (multi-scale deformable
-//   attention) and GridSampleBilinearTap (the grid sampler), to be made one (issue 9).
+// - ATen's grid_sampler_2d rule (the grid sampler reads a PaddedImage, multi-scale deformable
+//   attention tests each corner against the plane).
 #pragma once
 
 #include <cmath>
@@ -66,43 +66,6 @@ inline float BilinearSample(const BilinearTaps& t, const float* plane, int64_t w
   const float* low = plane + t.base;
   const float* high = low + t.dy * width;
   return t.w[0] * low[0] + t.w[1] * low[t.dx] + t.w[2] * high[0] + t.w[3] * high[t.dx];
-}
-
-// PyTorch grid_sample's bilinear rule with zeros padding, for the point (x, y) in pixel
-// coordinates (0 at the centre of the first column or row; align_corners=False maps a normalized
-// g there as (g + 1) * (W / 2) - 0.5). The corners are north-west, north-east, south-west and
-// south-east, ATen's order: index[k] is y * width + x, or kTapsOutside for a corner outside the
-// plane, which reads 0 but keeps its weight (a NaN weight still makes the sample NaN, as in ATen).
-struct ZerosPaddedTaps {
-  int64_t index[4];
-  float w[4];
-};
-
-// The weights are ATen's: with (x0, y0) = floor((x, y)), west = x - x0, north = y - y0, and
-// w = {(1 - north)(1 - west), (1 - north) west, north (1 - west), north west}. A NaN or infinite
-// coordinate gives NaN weights and no corner inside: the sample is NaN, as F.grid_sample gives.
-// A finite coordinate far outside has every corner outside and reads 0; it is compared as a
-// float before any integer conversion, so nothing overflows.
-inline ZerosPaddedTaps MakeZerosPaddedTaps(float x, float y, int64_t height, int64_t width) {
-  const float fx = std::floor(x), fy = std::floor(y);
-  const float west = x - fx, east = 1.0f - west;
-  const float north = y - fy, south = 1.0f - north;
-  ZerosPaddedTaps t{{kTapsOutside, kTapsOutside, kTapsOutside, kTapsOutside},
-                    {south * east, south * west, north * east, north * west}};
-  // Only a north-west corner in [-1, W - 1] x [-1, H - 1] has a corner inside. 2^62 bounds the
-  // conversion (NaN fails the comparison); the sizes are compared as integers, exactly.
-  constexpr float kLimit = 4611686018427387904.0f;  // 2^62
-  if (!(fx >= -1.0f && fx < kLimit && fy >= -1.0f && fy < kLimit)) return t;
-  const int64_t x0 = static_cast<int64_t>(fx), y0 = static_cast<int64_t>(fy);
-  if (x0 > width - 1 || y0 > height - 1) return t;
-  const bool west_in = x0 >= 0, east_in = x0 + 1 < width;
-  const bool north_in = y0 >= 0, south_in = y0 + 1 < height;
-  const int64_t base = y0 * width + x0;
-  if (north_in && west_in) t.index[0] = base;
-  if (north_in && east_in) t.index[1] = base + 1;
-  if (south_in && west_in) t.index[2] = base + width;
-  if (south_in && east_in) t.index[3] = base + width + 1;
-  return t;
 }
 
 // ---- A plane with a border of zeros ----------------------------------------------------------------

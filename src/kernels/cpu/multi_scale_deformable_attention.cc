@@ -35,6 +35,7 @@ struct Job {
   const float* weights;
   float* output;
   const float* zeros;  // D zeros: the row a corner outside the map reads
+  const GridTapBounds* bounds;  // of each level's map
 };
 
 // The pixel coordinate grid_sample samples for a location in [0, 1]: the pure formulation's
@@ -65,20 +66,28 @@ void QueryTaps(const Job& job, int64_t n, int64_t q, PointTaps* taps) {
       // ATen's grid_sample scaling factors: size / 2 as a float.
       const float half_h = static_cast<float>(height) / 2.0f, half_w = static_cast<float>(width) / 2.0f;
       const float* rows = job.value + ((n * d.values + job.level_start_index[l]) * d.heads + m) * channels;
+      const GridTapBounds& bounds = job.bounds[l];
       for (int64_t p = 0; p < d.points; ++p, location += 2, ++attention, ++taps) {
-        const ZerosPaddedTaps t = MakeZerosPaddedTaps(PixelCoordinate(location[0], half_w),
-                                                      PixelCoordinate(location[1], half_h), height, width);
+        const GridBilinearTap t = GridSampleBilinearTap(PixelCoordinate(location[0], half_w),
+                                                        PixelCoordinate(location[1], half_h), bounds);
+        // Each corner tested against the plane. A point with no corner inside has the corner
+        // (-1, H): its north row H is outside too, so the row test is 0 <= y < H on both rows.
+        const int64_t x0 = t.x0, y0 = t.y0;
+        const bool column_in[2] = {x0 >= 0, x0 + 1 < width};
+        const bool row_in[2] = {y0 >= 0 && y0 < height, y0 + 1 < height};
+        const float corner_weight[4] = {t.nw, t.ne, t.sw, t.se};
         for (int k = 0; k < 4; ++k) {
-          if (t.index[k] == kTapsOutside) {
+          const int dx = k & 1, dy = k >> 1;
+          if (!(column_in[dx] && row_in[dy])) {
             taps->corner[k] = job.zeros;
           } else {
-            taps->corner[k] = rows + t.index[k] * row_stride;
+            taps->corner[k] = rows + ((y0 + dy) * width + x0 + dx) * row_stride;
             // The rows are scattered over the value tensor (tens of MB for a detector): asking
             // for them while the other points' taps are computed hides much of their latency.
             __builtin_prefetch(taps->corner[k]);
             __builtin_prefetch(taps->corner[k] + channels - 1);
           }
-          taps->weight[k] = *attention * t.w[k];
+          taps->weight[k] = *attention * corner_weight[k];
         }
       }
     }
@@ -116,8 +125,11 @@ Status MultiScaleDeformableAttention(const MsdaDims& dims, const float* value, c
                                      const float* attention_weights, float* output, const TaskRunner& runner) {
   if (dims.batch == 0 || dims.queries == 0 || dims.heads == 0 || dims.channels == 0) return Status::Ok();
   const std::vector<float> zeros(static_cast<size_t>(dims.channels), 0.0f);
+  std::vector<GridTapBounds> bounds;
+  bounds.reserve(static_cast<size_t>(dims.levels));
+  for (int64_t l = 0; l < dims.levels; ++l) bounds.emplace_back(spatial_shapes[2 * l], spatial_shapes[2 * l + 1]);
   const Job job{&dims, value, spatial_shapes, level_start_index, sampling_locations, attention_weights, output,
-                zeros.data()};
+                zeros.data(), bounds.data()};
   const int64_t blocks = static_cast<int64_t>(NumChunks(static_cast<size_t>(dims.queries), kQueriesPerTask));
   return ParallelFor(runner, static_cast<size_t>(dims.batch * blocks), [&](size_t task) {
     const int64_t n = static_cast<int64_t>(task) / blocks, block = static_cast<int64_t>(task) % blocks;
