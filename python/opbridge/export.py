@@ -21,7 +21,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from opbridge import manifest
-from opbridge.check import STANDARD_DOMAINS
+from opbridge.check import is_custom_node
 from opbridge.ops import EXPORT_MAPPINGS
 from opbridge.ops._onnx import DOMAIN, OPSET_VERSION, AttributePatch, FunctionPatch
 
@@ -98,8 +98,8 @@ def export(
 
 
 def custom_nodes(model: onnx.ModelProto) -> list[str]:
-    """The "domain::op_type" of every node outside the standard ONNX domains, in graph order."""
-    return [f"{n.domain}::{n.op_type}" for n in model.graph.node if n.domain not in STANDARD_DOMAINS]
+    """The "domain::op_type" of every custom node (check.is_custom_node), in graph order."""
+    return [f"{n.domain}::{n.op_type}" for n in model.graph.node if is_custom_node(n)]
 
 
 def rename_domain(model: onnx.ModelProto, domain: str) -> None:
