@@ -89,7 +89,7 @@ def export(
         if exporter == "dynamo":
             proto = _export_dynamo(model, inputs, output_names, standard_ops, peers_standard)
         else:
-            proto = _export_legacy(model, inputs, output_names, standard_ops, peers_standard)
+            proto = _export_legacy(model, inputs, output_names, (*standard_ops, *peers_standard))
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
@@ -278,10 +278,9 @@ def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=(), p
 
 
 @contextlib.contextmanager
-def _legacy_symbolics(opset: int, standard_ops=(), skip=()):
-    """Registers our symbolics at exactly `opset` for the duration of the block (an op's
-    legacy_standard ones for the ops in `standard_ops`), except those of the kernels in `skip`
-    (which keep torch's).
+def _legacy_symbolics(opset: int, standard_ops=()):
+    """Registers our symbolics at exactly `opset` for the duration of the block: for the kernels
+    in `standard_ops`, their legacy_standard ones, or none (torch's own translation).
 
     At exactly the export opset they win over torchvision's (opsets 11 and 16) and torch's
     built-ins, and unregistering afterwards brings those back untouched.
@@ -289,8 +288,6 @@ def _legacy_symbolics(opset: int, standard_ops=(), skip=()):
     names = []
     try:
         for mapping in EXPORT_MAPPINGS:
-            if mapping.kernel in skip:
-                continue
             # An op in standard_ops without legacy_standard symbolics keeps torch's translation.
             if mapping.kernel in standard_ops and not mapping.legacy_standard:
                 continue
@@ -304,9 +301,9 @@ def _legacy_symbolics(opset: int, standard_ops=(), skip=()):
             torch.onnx.unregister_custom_op_symbolic(name, opset)
 
 
-def _export_legacy(model, inputs: ExportInputs, output_names, standard_ops=(), peers_standard=()) -> onnx.ModelProto:
+def _export_legacy(model, inputs: ExportInputs, output_names, standard_ops=()) -> onnx.ModelProto:
     buffer = io.BytesIO()
-    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, standard_ops, skip=peers_standard):
+    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, standard_ops):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             model, inputs.args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=inputs.names,
