@@ -255,7 +255,7 @@ def _custom_nodes(model: onnx.ModelProto) -> tuple[dict, int]:
         where, nodes = graphs.pop(0)
         for node in nodes:
             total += 1
-            if _is_custom(node):
+            if is_custom_node(node):
                 found[(node.domain, node.op_type)].append(where)
             for attr in node.attribute:  # If/Loop/Scan bodies, and any custom op's graph attributes
                 subgraphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
@@ -264,7 +264,7 @@ def _custom_nodes(model: onnx.ModelProto) -> tuple[dict, int]:
     return dict(found), total
 
 
-def _is_custom(node: onnx.NodeProto) -> bool:
+def is_custom_node(node: onnx.NodeProto) -> bool:
     """Outside the standard domains, or in them with an op type ONNX does not define."""
     if node.domain not in STANDARD_DOMAINS:
         return True

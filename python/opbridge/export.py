@@ -21,7 +21,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from opbridge import manifest
-from opbridge.check import STANDARD_DOMAINS
+from opbridge.check import is_custom_node
 from opbridge.ops import EXPORT_MAPPINGS
 from opbridge.ops._onnx import DOMAIN, OPSET_VERSION, AttributePatch, FunctionPatch
 
@@ -89,7 +89,7 @@ def export(
         if exporter == "dynamo":
             proto = _export_dynamo(model, inputs, output_names, standard_ops, peers_standard)
         else:
-            proto = _export_legacy(model, inputs, output_names, standard_ops, peers_standard)
+            proto = _export_legacy(model, inputs, output_names, (*standard_ops, *peers_standard))
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
@@ -98,8 +98,8 @@ def export(
 
 
 def custom_nodes(model: onnx.ModelProto) -> list[str]:
-    """The "domain::op_type" of every node outside the standard ONNX domains, in graph order."""
-    return [f"{n.domain}::{n.op_type}" for n in model.graph.node if n.domain not in STANDARD_DOMAINS]
+    """The "domain::op_type" of every custom node (check.is_custom_node), in graph order."""
+    return [f"{n.domain}::{n.op_type}" for n in model.graph.node if is_custom_node(n)]
 
 
 def rename_domain(model: onnx.ModelProto, domain: str) -> None:
@@ -282,10 +282,9 @@ def _export_dynamo(model, inputs: ExportInputs, output_names, standard_ops=(), p
 
 
 @contextlib.contextmanager
-def _legacy_symbolics(opset: int, standard_ops=(), skip=()):
-    """Registers our symbolics at exactly `opset` for the duration of the block (an op's
-    legacy_standard ones for the ops in `standard_ops`), except those of the kernels in `skip`
-    (which keep torch's).
+def _legacy_symbolics(opset: int, standard_ops=()):
+    """Registers our symbolics at exactly `opset` for the duration of the block: for the kernels
+    in `standard_ops`, their legacy_standard ones, or none (torch's own translation).
 
     At exactly the export opset they win over torchvision's (opsets 11 and 16) and torch's
     built-ins, and unregistering afterwards brings those back untouched.
@@ -293,8 +292,6 @@ def _legacy_symbolics(opset: int, standard_ops=(), skip=()):
     names = []
     try:
         for mapping in EXPORT_MAPPINGS:
-            if mapping.kernel in skip:
-                continue
             # An op in standard_ops without legacy_standard symbolics keeps torch's translation.
             if mapping.kernel in standard_ops and not mapping.legacy_standard:
                 continue
@@ -308,9 +305,9 @@ def _legacy_symbolics(opset: int, standard_ops=(), skip=()):
             torch.onnx.unregister_custom_op_symbolic(name, opset)
 
 
-def _export_legacy(model, inputs: ExportInputs, output_names, standard_ops=(), peers_standard=()) -> onnx.ModelProto:
+def _export_legacy(model, inputs: ExportInputs, output_names, standard_ops=()) -> onnx.ModelProto:
     buffer = io.BytesIO()
-    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, standard_ops, skip=peers_standard):
+    with warnings.catch_warnings(), _legacy_symbolics(LEGACY_OPSET, standard_ops):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             model, inputs.args, buffer, dynamo=False, opset_version=LEGACY_OPSET, input_names=inputs.names,
