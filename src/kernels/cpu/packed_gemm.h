@@ -36,6 +36,10 @@ struct PackedGemm {
   // out's rows without scratch: the same chains of multiply-adds as multiply's sums (k = 0 gives 0).
   void (*multiply_rows)(int64_t m, int64_t n, int64_t k, const float* packed, const float* columns, int64_t ldc,
                         float* out, int64_t ldo);
+  // Output channels per packed panel. Packings for any m up to the same multiple of it are
+  // identical (channels past m are zeros), so a product may be asked for that many channels:
+  // every micro-tile is then whole (the extra channels are 0 + 0 * x).
+  int64_t panel;
   const char* name;
 };
 

@@ -7,8 +7,8 @@
 //    buffer that stays warm in L2 from task to task:
 //    - q' = q / sqrt(E) for the block's rows, then their scores against every key
 //      (multiply_rows: the product in row-major order, straight into the buffer);
-//    - per row, + mask, the maximum, exp(x - max) (ExpNonPositive, the same bits at every CPU
-//      level) and their sum, then attn = exp * (1 / sum), written once and in order to the
+//    - per row, + mask, the maximum, exp(x - max) (exp_polynomial.h: fused multiply-adds on CPUs
+//      with FMA, as the products) and their sum, then attn = exp * (1 / sum), written once and in order to the
 //      output (scattered GEMM writes to its cold rows were slower);
 //    - out = attn v for the block's rows, straight into out's rows.
 // Each output row is written by exactly one task: results do not depend on the thread count.
@@ -65,32 +65,60 @@ __attribute__((always_inline)) inline float RowMax(const float* row, int64_t key
   return max;
 }
 
-// attn = softmax of `count` rows of `keys` scores, each plus its mask row (mask may be null); the
-// scores are overwritten. The sum is kept in 16 lanes (element j in lane j % 16) added in a fixed
-// order, so it is the same whatever vector width the loops compile to. A NaN score, or a row
-// without a finite maximum (all -inf, or +inf), makes the sum and so the whole row NaN, as in
-// PyTorch. Instantiated per x86-64 level below: the same bits at each.
-template <class V>
-__attribute__((always_inline)) inline void SoftmaxRows(float* scores, int64_t count, int64_t keys, const float* mask,
-                                                       float* attn) {
+// x = e^(x - max) for each lane of x (x <= max), in the exp form of the CPU level.
+template <class V, bool kFused>
+__attribute__((always_inline)) inline void ExpMinus(V& x, float max) {
+  for (size_t l = 0; l < sizeof(V) / sizeof(float); ++l) {
+    x[l] = kFused ? ExpNonPositiveFused(x[l] - max) : ExpNonPositive(x[l] - max);
+  }
+}
+
+// attn = softmax of `count` rows of `keys` scores (scores_stride apart), each plus its mask row
+// (mask may be null); the scores are overwritten. The sum is kept in 16 lanes (element j in lane j % 16) added in a fixed
+// order, so it is the same whatever vector width the loops compile to; it is taken in the exp's
+// pass (a separate pass was a chain of dependent adds). A NaN score, or a row without a finite
+// maximum (all -inf, or +inf), makes the sum and so the whole row NaN, as in PyTorch.
+// Instantiated per x86-64 level below: the same bits at v3 and v4 (both fuse the exp's
+// multiply-adds, kFused), within an ulp of those at v2 (no FMA).
+template <class V, bool kFused>
+__attribute__((always_inline)) inline void SoftmaxRows(float* scores, int64_t count, int64_t keys,
+                                                       int64_t scores_stride, const float* mask, float* attn) {
   constexpr int64_t kLanes = 16;
+  constexpr int64_t kWidth = sizeof(V) / sizeof(float);
+  constexpr int64_t kParts = kLanes / kWidth;
   const int64_t whole = keys / kLanes * kLanes;
-  for (int64_t r = 0; r < count; ++r) {
-    float* __restrict row = scores + r * keys;
-    // Fetch the lines of the row's output while it is computed (the last pass writes them in
-    // order, and they are cold: the hardware prefetcher came too late, 15% of the softmax).
+  // Fetch the lines of the output one row ahead (the last pass writes them in order, and they
+  // are cold: the hardware prefetcher came too late; fetching at the row's own start left part
+  // of the wait, 6% of the softmax).
+  auto prefetch_row = [&](int64_t r) {
     for (int64_t j = 0; j < keys; j += 16) __builtin_prefetch(attn + r * keys + j, 1);
+  };
+  if (count > 0) prefetch_row(0);
+  for (int64_t r = 0; r < count; ++r) {
+    float* __restrict row = scores + r * scores_stride;
+    if (r + 1 < count) prefetch_row(r + 1);
     if (mask != nullptr) {
       const float* __restrict m = mask + r * keys;
       for (int64_t j = 0; j < keys; ++j) row[j] += m[j];
     }
     const float max = RowMax<V>(row, keys);
-    for (int64_t j = 0; j < keys; ++j) row[j] = ExpNonPositive(row[j] - max);
-    float sum[kLanes] = {};
+    V sums[kParts];
+    for (V& v : sums) v = V{};
     for (int64_t j = 0; j < whole; j += kLanes) {
-      for (int64_t l = 0; l < kLanes; ++l) sum[l] += row[j + l];
+      for (int64_t part = 0; part < kParts; ++part) {
+        V e;
+        std::memcpy(&e, row + j + part * kWidth, sizeof e);
+        ExpMinus<V, kFused>(e, max);
+        std::memcpy(row + j + part * kWidth, &e, sizeof e);
+        sums[part] += e;
+      }
     }
-    for (int64_t j = whole; j < keys; ++j) sum[j - whole] += row[j];
+    float sum[kLanes];
+    std::memcpy(sum, sums, sizeof sum);
+    for (int64_t j = whole; j < keys; ++j) {
+      row[j] = kFused ? ExpNonPositiveFused(row[j] - max) : ExpNonPositive(row[j] - max);
+      sum[j - whole] += row[j];
+    }
     for (int64_t width = kLanes / 2; width > 0; width /= 2) {
       for (int64_t l = 0; l < width; ++l) sum[l] += sum[l + width];
     }
@@ -106,15 +134,15 @@ typedef float Floats8 __attribute__((vector_size(32)));
 typedef float Floats16 __attribute__((vector_size(64)));
 
 __attribute__((target("arch=x86-64-v4"))) void SoftmaxRowsV4(float* scores, int64_t count, int64_t keys,
-                                                             const float* mask, float* attn) {
-  SoftmaxRows<Floats16>(scores, count, keys, mask, attn);
+                                                             int64_t scores_stride, const float* mask, float* attn) {
+  SoftmaxRows<Floats16, true>(scores, count, keys, scores_stride, mask, attn);
 }
 __attribute__((target("arch=x86-64-v3"))) void SoftmaxRowsV3(float* scores, int64_t count, int64_t keys,
-                                                             const float* mask, float* attn) {
-  SoftmaxRows<Floats8>(scores, count, keys, mask, attn);
+                                                             int64_t scores_stride, const float* mask, float* attn) {
+  SoftmaxRows<Floats8, true>(scores, count, keys, scores_stride, mask, attn);
 }
-void SoftmaxRowsV2(float* scores, int64_t count, int64_t keys, const float* mask, float* attn) {
-  SoftmaxRows<Floats4>(scores, count, keys, mask, attn);
+void SoftmaxRowsV2(float* scores, int64_t count, int64_t keys, int64_t scores_stride, const float* mask, float* attn) {
+  SoftmaxRows<Floats4, false>(scores, count, keys, scores_stride, mask, attn);
 }
 
 }  // namespace
@@ -184,7 +212,10 @@ Status ScaledDotProductAttention(const float* q, const float* k, const float* v,
   const int64_t blocks = (s.queries + rows - 1) / rows;
   // PyTorch divides q by math.sqrt(E), a double, then rounds to float.
   const float root = static_cast<float>(std::sqrt(static_cast<double>(s.embed)));
-  const size_t task_bytes = ArenaBytes<float>(rows * s.embed) + ArenaBytes<float>(rows * s.keys);
+  // Score rows padded to the GEMM's panel: every micro-tile of the score product is whole (the
+  // packing's zero channels give the padding), and rows start on the same alignment.
+  const int64_t stride = (s.keys + gemm.panel - 1) / gemm.panel * gemm.panel;
+  const size_t task_bytes = ArenaBytes<float>(rows * s.embed) + ArenaBytes<float>(rows * stride);
   std::atomic<bool> out_of_memory{false};
   OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(s.batch * blocks), [&](size_t task) {
     const int64_t b = static_cast<int64_t>(task) / blocks;
@@ -197,15 +228,15 @@ Status ScaledDotProductAttention(const float* q, const float* k, const float* v,
     }
     Arena arena(memory.data(), task_bytes);
     float* scaled = arena.Take<float>(rows * s.embed);  // [count][E]
-    float* scores = arena.Take<float>(rows * s.keys);   // [count][Ns]
+    float* scores = arena.Take<float>(rows * stride);   // [count][stride >= Ns]
     const float* qb = q + (b * s.queries + i0) * s.embed;
     for (int64_t x = 0; x < count * s.embed; ++x) scaled[x] = qb[x] / root;
     const float* packed_k = packed + b * batch_floats;
     float* attn_rows = attn + (b * s.queries + i0) * s.keys;
-    gemm.multiply_rows(s.keys, count, s.embed, packed_k, scaled, s.embed, scores, s.keys);
+    gemm.multiply_rows(stride, count, s.embed, packed_k, scaled, s.embed, scores, stride);
     const float* mask_rows =
         mask == nullptr ? nullptr : mask + ((s.mask_batched ? b * s.queries : 0) + i0) * s.keys;
-    softmax(scores, count, s.keys, mask_rows, attn_rows);
+    softmax(scores, count, s.keys, stride, mask_rows, attn_rows);
     gemm.multiply_rows(s.value, count, s.keys, packed_k + packed_k_floats, attn_rows, s.keys,
                        out + (b * s.queries + i0) * s.value, s.value);
   }));

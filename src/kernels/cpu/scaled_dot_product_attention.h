@@ -20,9 +20,10 @@ Status ScaledDotProductAttention(const float* q, const float* k, const float* v,
 namespace detail {
 
 // The softmax step: attn[r] = softmax(scores[r] + mask[r]) for `count` rows of `keys` (mask may
-// be null; scores are overwritten). One variant per x86-64 level this CPU runs, best first, all
-// giving the same bits (for tests); returns the count.
-using AttentionSoftmax = void (*)(float* scores, int64_t count, int64_t keys, const float* mask, float* attn);
+// be null; scores, rows scores_stride >= keys apart, are overwritten). One variant per x86-64 level this CPU runs, best first (for
+// tests: v3 and v4 give the same bits, v2 differs in the exp's last bit); returns the count.
+using AttentionSoftmax = void (*)(float* scores, int64_t count, int64_t keys, int64_t scores_stride, const float* mask,
+                                  float* attn);
 int AttentionSoftmaxVariants(AttentionSoftmax* variants, int capacity);
 
 }  // namespace detail
