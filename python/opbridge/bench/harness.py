@@ -26,6 +26,11 @@ MEMORY_REPEATS = 3
 # idle worker burns a core that the interleaved PyTorch runs (and other processes) need, which
 # peer_baseline.md saw slow ORT down at 2 threads. See bench/README.md.
 SPINNING = os.environ.get("OPBRIDGE_BENCH_SPINNING", "0")
+# PyTorch's OpenMP runtime (libgomp) likewise gets the passive wait policy: in its default one,
+# both ORT engines at 2 threads took 4.3-7.0 ms on attention.detr instead of 3.2-3.8, also with a
+# 50 ms pause after every run; passive, they run as in a process without torch (3.0-3.4 ms).
+# libgomp reads it when torch is imported, which no engine does before this module is loaded.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # Default-domain opset of every model: RoiAlign-16 and GridSample-16 are current at 17.
 ONNX_OPSET = 17
 # Where models exported by torch are kept for the memory children (which must not import torch).
@@ -318,7 +323,8 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
     print(
         f"opbridge bench: onnxruntime {onnxruntime.__version__}, torch {torch.__version__}, "
         f"{os.cpu_count()} CPUs; median of {runs} interleaved runs after warm-up; seed {SEED}; "
-        f"ORT session.intra_op.allow_spinning={SPINNING} (both ORT engines)"
+        f"ORT session.intra_op.allow_spinning={SPINNING} (both ORT engines); "
+        f"PyTorch OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}"
     )
     header = (f"{'workload':<40}{'thr':>4}{'opbridge ms':>13}{'ORT ms':>10}{'torch ms':>10}"
               f"{'ORT/opb':>9}{'torch/opb':>10}  check")
