@@ -312,6 +312,9 @@ def _sane(attr, rng):
         length = len(default) if default and rng.random() < 0.9 else int(rng.choice([1, 1, 2, 4]))
         base = 0 if "pad" in attr.name else 1
         return [int(rng.integers(base, base + 3)) for _ in range(length)]
+    if attr.name == "scale_factor":  # a resize's (height, width) factors (BicubicInterpolate)
+        length = 2 if rng.random() < 0.9 else int(rng.choice([1, 3]))
+        return [float(np.float32(rng.uniform(0.5, 4))) for _ in range(length)]
     # floats (MultiScaleRoIAlign's spatial_scales: 1 / stride, finest first; featmap_strides)
     length = int(rng.integers(1, 5))
     first = int(rng.integers(0, 4))
