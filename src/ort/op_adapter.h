@@ -57,8 +57,16 @@ class CustomOp : public OrtCustomOp {
       const TensorSpec& spec = Glue::Schema().inputs[i];
       return spec.variadic ? INPUT_OUTPUT_VARIADIC : spec.optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
     };
+    // ORT (1.21 at least) refuses to register an op with a required output of "any type" unless
+    // exactly one input is of any type, which every input here is: such an output of an op with
+    // more inputs (GatherTopk's) is declared optional instead. Its type comes from the op's shape
+    // inference or from ORT's rule (the last input of any type), and Compute still writes it.
     GetOutputCharacteristic = [](const OrtCustomOp*, size_t i) {
-      return Glue::Schema().outputs[i].optional ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
+      const OpSchema& schema = Glue::Schema();
+      const TensorSpec& spec = schema.outputs[i];
+      const bool any_type_of_several_inputs =
+          spec.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && schema.inputs.size() > 1;
+      return spec.optional || any_type_of_several_inputs ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
     };
     GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
     GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
