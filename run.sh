@@ -20,7 +20,8 @@ ORT_HEADERS_VERSION="1.21.0"
 # benchmarks' GEMM comparison only.
 APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev qemu-user)
 
-log() { printf '[run.sh] %s\n' "$*" >&2; }
+# Each message carries the seconds since run.sh started, so a slow CI run shows which step grew.
+log() { printf '[run.sh %4ds] %s\n' "$SECONDS" "$*" >&2; }
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
