@@ -2,8 +2,8 @@
 // weights, computed once and applied to every channel. Framework-free. Three sections:
 // - mmcv's (Caffe2's) rule, shared by the rotated RoI ops (RoIAlignRotated, rotated feature align);
 // - PaddedImage, a plane with a border of zeros (deformable convolution, the grid sampler);
-// - ATen's grid_sampler_2d rule (the grid sampler reads a PaddedImage, multi-scale deformable
-//   attention tests each corner against the plane).
+// - ATen's grid_sampler_2d rule, its unnormalization and bilinear taps (the grid sampler reads a
+//   PaddedImage, multi-scale deformable attention tests each corner against the plane).
 #pragma once
 
 #include <cmath>
@@ -85,6 +85,17 @@ struct PaddedImage {
 };
 
 // ---- ATen's grid_sampler_2d rule -----------------------------------------------------------------
+
+// A grid coordinate in input pixels: (coord + 1) * ((size - 1) / 2) with align_corners, else
+// (coord + 1) * (size / 2) - 0.5, as one formula without a branch (subtracting 0 leaves every
+// float as it is), so that loops over points vectorize.
+struct Unnormalizer {
+  Unnormalizer(int64_t size, bool align_corners)
+      : scale(align_corners ? static_cast<float>(size - 1) / 2.0f : static_cast<float>(size) / 2.0f),
+        shift(align_corners ? 0.0f : 0.5f) {}
+  float operator()(float coord) const { return (coord + 1.0f) * scale - shift; }
+  float scale, shift;
+};
 
 // The largest float <= n (n >= 0): float(n) rounds up for some n above 2^24, and a bound that
 // rounded up would let an index one past the end through.

@@ -3,7 +3,7 @@
 // The semantics are ATen's grid_sampler_2d: unnormalize, then border clipping or reflection,
 // then bilinear / nearest (round half to even) / bicubic (A = -0.75) interpolation, where every
 // tap outside the input reads 0. The coordinate formulas are those of its vectorized CPU kernel
-// (see Unnormalizer below).
+// (see Unnormalizer in bilinear_taps.h).
 //
 // Every output element is written by exactly one task, so results do not depend on threads, and
 // every path computes each output with the same float operations in the same order (no fused
@@ -48,17 +48,6 @@ int64_t TapWords(GridInterpolation interpolation) {
   }
   return kMaxTapWords;
 }
-
-// A grid coordinate in input pixels: (coord + 1) * ((size - 1) / 2) with align_corners, else
-// (coord + 1) * (size / 2) - 0.5, as one formula without a branch (subtracting 0 leaves every
-// float as it is), so that loops over points vectorize.
-struct Unnormalizer {
-  Unnormalizer(int64_t size, bool align_corners)
-      : scale(align_corners ? static_cast<float>(size - 1) / 2.0f : static_cast<float>(size) / 2.0f),
-        shift(align_corners ? 0.0f : 0.5f) {}
-  float operator()(float coord) const { return (coord + 1.0f) * scale - shift; }
-  float scale, shift;
-};
 
 // The integer value of a whole-number coordinate v when it lies in [low, size) (low is -1 or 0),
 // else false (NaN too). The comparison with size is made on integers: float(size) rounds once

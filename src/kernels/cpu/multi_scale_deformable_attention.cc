@@ -38,13 +38,6 @@ struct Job {
   const GridTapBounds* bounds;  // of each level's map
 };
 
-// The pixel coordinate grid_sample samples for a location in [0, 1]: the pure formulation's
-// grid = 2 * location - 1, unnormalized as ATen's CPU kernel does with align_corners=False.
-inline float PixelCoordinate(float location, float half_size) {
-  const float grid = 2.0f * location - 1.0f;
-  return (grid + 1.0f) * half_size - 0.5f;
-}
-
 // One point's four corners (value rows, or the zero row outside the map) and their weights
 // times the point's attention weight.
 struct PointTaps {
@@ -63,13 +56,14 @@ void QueryTaps(const Job& job, int64_t n, int64_t q, PointTaps* taps) {
     const float* attention = job.weights + head_query * head_points;
     for (int64_t l = 0; l < d.levels; ++l) {
       const int64_t height = job.spatial_shapes[2 * l], width = job.spatial_shapes[2 * l + 1];
-      // ATen's grid_sample scaling factors: size / 2 as a float.
-      const float half_h = static_cast<float>(height) / 2.0f, half_w = static_cast<float>(width) / 2.0f;
+      // The pure formulation samples at grid = 2 * location - 1, unnormalized as grid_sample does
+      // with align_corners=False.
+      const Unnormalizer unnormalize_x(width, false), unnormalize_y(height, false);
       const float* rows = job.value + ((n * d.values + job.level_start_index[l]) * d.heads + m) * channels;
       const GridTapBounds& bounds = job.bounds[l];
       for (int64_t p = 0; p < d.points; ++p, location += 2, ++attention, ++taps) {
-        const GridBilinearTap t = GridSampleBilinearTap(PixelCoordinate(location[0], half_w),
-                                                        PixelCoordinate(location[1], half_h), bounds);
+        const GridBilinearTap t = GridSampleBilinearTap(unnormalize_x(2.0f * location[0] - 1.0f),
+                                                        unnormalize_y(2.0f * location[1] - 1.0f), bounds);
         // Each corner tested against the plane. A point with no corner inside has the corner
         // (-1, H): its north row H is outside too, so the row test is 0 <= y < H on both rows.
         const int64_t x0 = t.x0, y0 = t.y0;
