@@ -1,6 +1,6 @@
 #include "core/gather_topk.h"
 
-#include <sstream>
+#include <string>
 
 namespace opbridge {
 
@@ -46,21 +46,12 @@ Status CheckGatherTopkIndices(const Index* indices, const Shape& indices_shape, 
   for (int64_t i = 0; i < count; ++i) {
     const int64_t v = indices[i];
     if (v >= -candidates && v < candidates) continue;
-    std::ostringstream where;  // the index's position, last dim fastest: "indices[1, 7]"
-    Shape position(indices_shape.size());
-    int64_t rest = i;
-    for (size_t d = indices_shape.size(); d-- > 0;) {
-      position[d] = rest % indices_shape[d];
-      rest /= indices_shape[d];
-    }
-    where << "indices[";
-    for (size_t d = 0; d < position.size(); ++d) where << (d ? ", " : "") << position[d];
-    where << "]";
+    const std::string where = "indices" + ShapeToString(UnravelIndex(i, indices_shape));  // "indices[1, 7]"
     if (candidates == 0) {
-      return Status::Error(where.str(), " = ", v, " picks from data's axis ", gathered_axis,
+      return Status::Error(where, " = ", v, " picks from data's axis ", gathered_axis,
                            ", which has size 0 (nothing to gather)");
     }
-    return Status::Error(where.str(), " = ", v, " is out of range for data's axis ", gathered_axis, " of size ",
+    return Status::Error(where, " = ", v, " is out of range for data's axis ", gathered_axis, " of size ",
                          candidates, ": an index must be in [", -candidates, ", ", candidates - 1,
                          "] (a negative one counts from the end, as in PyTorch's indexing)");
   }

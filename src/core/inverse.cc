@@ -41,16 +41,10 @@ Status CheckInverseInfo(const Shape& input, const int32_t* info) {
   const int64_t batch = NumElements(leading);
   for (int64_t b = 0; b < batch; ++b) {
     if (info[b] == 0) continue;
-    // The matrix's index in the leading dims, last dim fastest: "input[1, 2]".
-    Shape index(leading.size());
-    int64_t rest = b;
-    for (size_t d = leading.size(); d-- > 0;) {
-      index[d] = rest % leading[d];
-      rest /= leading[d];
-    }
+    // The matrix's index in the leading dims: "input[1, 2, :, :]".
     std::ostringstream name;
     name << "input[";
-    for (int64_t i : index) name << i << ", ";
+    for (int64_t i : UnravelIndex(b, leading)) name << i << ", ";
     name << ":, :]";
     return Status::Error("the matrix ", name.str(), " is singular: diagonal element ", info[b],
                          " (counting from 1) of U in its LU factorization with partial pivoting is exactly zero, ",

@@ -34,4 +34,15 @@ inline int64_t NumElements(const Shape& shape) {
   return n;
 }
 
+// The position of element `flat` (0 <= flat < NumElements(shape)) of a row-major tensor, last
+// dim fastest: for error messages naming an element ("indices[1, 7]").
+inline Shape UnravelIndex(int64_t flat, const Shape& shape) {
+  Shape position(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    position[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return position;
+}
+
 }  // namespace opbridge
