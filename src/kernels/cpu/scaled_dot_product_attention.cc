@@ -65,12 +65,16 @@ __attribute__((always_inline)) inline float RowMax(const float* row, int64_t key
   return max;
 }
 
-// x = e^(x - max) for each lane of x (x <= max), in the exp form of the CPU level.
+// e^x for x <= 0 in the exp form of the CPU level (exp_polynomial.h).
+template <bool kFused>
+__attribute__((always_inline)) inline float ExpForLevel(float x) {
+  return kFused ? ExpNonPositiveFused(x) : ExpNonPositive(x);
+}
+
+// x = e^(x - max) for each lane of x (x <= max).
 template <class V, bool kFused>
 __attribute__((always_inline)) inline void ExpMinus(V& x, float max) {
-  for (size_t l = 0; l < sizeof(V) / sizeof(float); ++l) {
-    x[l] = kFused ? ExpNonPositiveFused(x[l] - max) : ExpNonPositive(x[l] - max);
-  }
+  for (size_t l = 0; l < sizeof(V) / sizeof(float); ++l) x[l] = ExpForLevel<kFused>(x[l] - max);
 }
 
 // attn = softmax of `count` rows of `keys` scores (scores_stride apart), each plus its mask row
@@ -116,7 +120,7 @@ __attribute__((always_inline)) inline void SoftmaxRows(float* scores, int64_t co
     float sum[kLanes];
     std::memcpy(sum, sums, sizeof sum);
     for (int64_t j = whole; j < keys; ++j) {
-      row[j] = kFused ? ExpNonPositiveFused(row[j] - max) : ExpNonPositive(row[j] - max);
+      row[j] = ExpForLevel<kFused>(row[j] - max);
       sum[j - whole] += row[j];
     }
     for (int64_t width = kLanes / 2; width > 0; width /= 2) {
