@@ -43,13 +43,71 @@ def cmake_env() -> dict:
                 CMAKE_BUILD_PARALLEL_LEVEL="2")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def cmake_build(tmp_path_factory) -> Path:
     """The library configured and built as a C++ user builds it (CMake, Ninja, Release, no tests) in
-    a temporary folder, once per test session: the compile takes minutes, so the CMake package test
-    installs from it and the wheel test builds its wheel in it (scikit-build-core's build-dir)."""
-    build = tmp_path_factory.mktemp("cmake-build")
-    subprocess.run(["cmake", "-S", str(REPO), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                    "-DOPBRIDGE_BUILD_TESTS=OFF"], check=True, env=cmake_env(), stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", str(build)], check=True, env=cmake_env(), stdout=subprocess.DEVNULL)
-    return build
+    a temporary folder, once per test run: the compile takes a minute, so the CMake package test
+    installs from it and the wheel test builds its wheel in it (scikit-build-core's build-dir).
+    With pytest-xdist each worker is a session: the folder is the one the workers share (the parent
+    of a worker's base temp), and a file lock held for the whole test lets one test at a time use
+    it (each reconfigures it) and the first build it."""
+    from filelock import FileLock  # torch's dependency: the torch-free environment runs this conftest too
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    build, built = shared / "cmake-build", shared / "cmake-build.done"
+    with FileLock(str(shared / "cmake-build.lock")):
+        if not built.is_file():
+            subprocess.run(["cmake", "-S", str(REPO), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                            "-DOPBRIDGE_BUILD_TESTS=OFF"], check=True, env=cmake_env(), stdout=subprocess.DEVNULL)
+            subprocess.run(["cmake", "--build", str(build)], check=True, env=cmake_env(), stdout=subprocess.DEVNULL)
+            built.touch()
+        yield build
+
+
+# --- Collection: the slow tests first, and --each-value-once ---------------------------------------
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a test of 10 s or more; collected first, so that the two "
+                                       "pytest-xdist workers of ./run.sh test finish together")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--each-value-once", action="store_true",
+        help="of each parametrized test, run only the cases that bring a parameter value no earlier case "
+             "of that test had (every identity, mode, shape, dtype and bad input still runs at least once, "
+             "not every combination); tests without parameters all run")
+
+
+def _value_key(value) -> str:
+    return f"{type(value).__qualname__}:{value!r}"
+
+
+def _each_value_once(items: list) -> tuple[list, list]:
+    seen: set[tuple[str, str, str]] = set()
+    kept, dropped = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None:
+            kept.append(item)
+            continue
+        function = item.nodeid.split("[", 1)[0]
+        values = {(function, name, _value_key(value)) for name, value in callspec.params.items()}
+        if values - seen:
+            seen |= values
+            kept.append(item)
+        else:
+            dropped.append(item)
+    return kept, dropped
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--each-value-once"):
+        kept, dropped = _each_value_once(items)
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first

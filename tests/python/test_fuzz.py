@@ -22,6 +22,7 @@ ALL_IDENTITIES = [f"{d}::{n}" for d, n, _ in manifest.identities()]
 CASES_PER_IDENTITY = 120  # about 30 s on two cores when nothing hangs
 
 
+@pytest.mark.slow
 def test_short_run_has_no_crash_hang_or_unprefixed_error(tmp_path):
     report = fuzz.run(fuzz.cases(0, CASES_PER_IDENTITY * len(ALL_IDENTITIES)), out_dir=str(tmp_path))
     print(report.format())

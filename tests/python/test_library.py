@@ -144,6 +144,7 @@ def _check_example(exe: Path, tmp_path: Path, library_argument: str) -> None:
     np.testing.assert_allclose(values, expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_cmake_package_builds_the_example(cmake_build, tmp_path):
     """`cmake --install` gives the library, its header and a CMake package; the example's own CMake
     project (examples/cpp) finds it with find_package(opbridge), links opbridge::opbridge_ort and runs,
