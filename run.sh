@@ -131,9 +131,11 @@ build() {
 # is left out too: it compiles the whole library from source (a minute), and what it adds to
 # test_cpp_application (the installed CMake package) depends on neither the sanitizers nor the
 # runtime version.
-# Measured on the development VM (2 shared cores): the sanitized build 67 s from nothing (then
-# incremental), the sanitized C++ tests 5-10 s, the sanitized library tests 1m45, the library
-# tests about 1 min in each runtime. That fits the budget, so all of them run, not a subset.
+# The sanitized run and the other runtimes take the subset --each-value-once selects
+# (tests/python/conftest.py): every test function, and of a parametrized one the cases that bring a
+# parameter value no earlier case had, so every identity, mode, dtype, shape and bad input of the
+# main run still runs there, not every combination (1,391 of 2,886 tests). The full sweeps run in
+# the main pytest run.
 library_tests() {
   "$VENV/bin/python" -c 'from opbridge import manifest
 print("tests/python/test_library.py")
@@ -144,14 +146,15 @@ LIBRARY_TESTS_DESELECT=(--deselect tests/python/test_library.py::test_cmake_pack
 
 # build-asan/: the library, the kernels and the C++ tests with AddressSanitizer and
 # UndefinedBehaviorSanitizer (OPBRIDGE_SANITIZE in CMakeLists.txt), configured once and built
-# incrementally like build/. -O1 -g: reports name file and line; -O2 took a third more compile time
-# (3m04 against 2m18 of CPU for a full build on the development VM) and ran the sanitized C++
-# tests only 1 s faster (4.3 against 5.2 s); the Python tests' time is PyTorch's and ORT's.
+# incrementally like build/. -O1 -g1: reports name file and line (-g1 is the line tables, all they
+# need; full -g took a quarter more compile time, 5m12 against 4m09 of CPU for a full build on the
+# development VM). -O2 took a third more compile time and ran the sanitized C++ tests only 1 s
+# faster; -O0 halved it but ran the sanitized tests 3.5x (C++) and 1.1x (Python) as long.
 BUILD_ASAN="$ROOT/build-asan"
 build_sanitized() {
   if [ ! -f "$BUILD_ASAN/build.ninja" ]; then
     cmake -S "$ROOT" -B "$BUILD_ASAN" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DOPBRIDGE_SANITIZE=ON -DONNXRUNTIME_ROOT="$ORT_ROOT" >/dev/null
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DOPBRIDGE_SANITIZE=ON -DONNXRUNTIME_ROOT="$ORT_ROOT" >/dev/null
   fi
   cmake --build "$BUILD_ASAN"
 }
@@ -193,7 +196,7 @@ test_sanitized() {
     OPBRIDGE_LIBRARY="$BUILD_ASAN/libopbridge_ort.so" \
     LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libstdc++.so.6)" \
     ASAN_OPTIONS="$asan:detect_leaks=0" UBSAN_OPTIONS="$ubsan" \
-      "$VENV/bin/python" -m pytest "${files[@]}" -q -p no:cacheprovider --capture=sys \
+      "$VENV/bin/python" -m pytest "${files[@]}" -q -p no:cacheprovider --capture=sys -n 2 --each-value-once \
         "${LIBRARY_TESTS_DESELECT[@]}" "${deselect[@]}" 2> "$reports/stderr" || status=$?
     local first
     first="$(grep -nE -m1 "$SANITIZER_REPORT" "$reports/stderr" | cut -d: -f1 || true)"
@@ -236,39 +239,103 @@ setup_ort_runtimes() {
 
 # OPBRIDGE_EXPECT_ORT_VERSION makes conftest.py fail the run unless `import onnxruntime` found that
 # version, so a wrong path cannot quietly test .venv's onnxruntime again.
-test_ort_runtimes() {
-  local version list files status=0
+test_ort_runtime() {
+  local version="$1" list files
   list="$(library_tests)"
   mapfile -t files <<< "$list"
-  for version in "${ORT_RUNTIME_VERSIONS[@]}"; do
-    log "Python library tests in onnxruntime $version"
-    PYTHONPATH="$CACHE/ort-runtime-$version${PYTHONPATH:+:$PYTHONPATH}" OPBRIDGE_EXPECT_ORT_VERSION="$version" \
-      "$VENV/bin/python" -m pytest "${files[@]}" -q -p no:cacheprovider "${LIBRARY_TESTS_DESELECT[@]}" || status=$?
-  done
+  PYTHONPATH="$CACHE/ort-runtime-$version${PYTHONPATH:+:$PYTHONPATH}" OPBRIDGE_EXPECT_ORT_VERSION="$version" \
+    "$VENV/bin/python" -m pytest "${files[@]}" -q -p no:cacheprovider -n 2 --each-value-once \
+      "${LIBRARY_TESTS_DESELECT[@]}"
+}
+
+# ---- ./run.sh test: the steps, on both cores ------------------------------------------------------
+
+# step NAME COMMAND...: runs the command with its output in a log file of its own, says when it
+# starts and how long it took; on failure it shows the whole log (a pytest run's failures, a
+# sanitizer report). Each step's time goes into the table printed at the end.
+STEP_DIR=""
+step() {
+  local name="$1"
+  shift
+  local file="$STEP_DIR/$(printf '%s' "$name" | tr -c 'A-Za-z0-9.\n-' '_').log" begin=$SECONDS status=0
+  log "start: $name"
+  "$@" > "$file" 2>&1 || status=$?
+  local seconds=$((SECONDS - begin)) result="passed"
+  [ "$status" -eq 0 ] || result="FAILED (exit $status)"
+  printf '%s\t%s\t%s\t%s\n' "$begin" "$seconds" "$name" "$result" >> "$STEP_DIR/steps.tsv"
+  if [ "$status" -eq 0 ]; then
+    log "passed: $name in ${seconds} s: $(grep -v '^\s*$' "$file" | tail -n 1)"
+  else
+    log "FAILED: $name in ${seconds} s (exit $status); its output:"
+    cat "$file" >&2
+    log "(end of the output of: $name)"
+  fi
   return "$status"
 }
 
-run_tests() {
-  build
-  "$BUILD/opbridge_cpp_tests" --gtest_brief=1
-  # The kernels pick their vector code at run time (AVX-512, AVX2 or SSE4.2). On x86-64, run the
-  # C++ tests again on emulated CPUs without AVX-512 (Haswell: x86-64-v3) and without AVX
-  # (Nehalem: x86-64-v2, the oldest the library supports), so that every variant is tested
-  # whatever machine runs CI; OPBRIDGE_EXPECT_CPU_LEVEL makes the tests check that the
-  # emulated CPU got the variant meant for it.
-  # (Haswell without the features QEMU's emulator lacks, which it would warn about.)
-  local QEMU_HASWELL="Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm"
+# The C++ tests again on emulated CPUs: the kernels pick their vector code at run time (AVX-512,
+# AVX2 or SSE4.2), and glibc picks its libm variants (with or without FMA) by CPU too, so the tests
+# run again without AVX-512 (Haswell: x86-64-v3) and without AVX (Nehalem: x86-64-v2, the oldest the
+# library supports), whatever machine runs CI; OPBRIDGE_EXPECT_CPU_LEVEL makes the tests check that
+# the emulated CPU got the variant meant for it. (Haswell without the features QEMU's emulator lacks,
+# which it would warn about.) Left out there: the suites of kernels that are compiled once for
+# x86-64-v2 and call nothing whose result depends on the CPU (no per-level code, no libm), NMSMatch
+# and the greedy suppression engine; their random sweeps took 88 of the 189 s of the Haswell run
+# (QEMU runs AVX2 code slowly) and would compute the same instructions as natively.
+QEMU_HASWELL="Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm"
+EMULATED_GTEST_FILTER="-NmsMatch.*:GreedySuppress.*"
+test_cpp_emulated() {
+  local level="$1" cpu="$2"
+  OPBRIDGE_EXPECT_CPU_LEVEL="$level" qemu-x86_64 -cpu "$cpu" "$BUILD/opbridge_cpp_tests" --gtest_brief=1 \
+    --gtest_filter="$EMULATED_GTEST_FILTER"
+}
+
+# The steps beside the main pytest run, one after another: the emulated CPUs, then the sanitizers.
+# Every step runs even after one fails, so one run shows every failure.
+sanitizer_lane() {
+  local status=0
   if [ "$(uname -m)" = x86_64 ]; then
-    log "C++ tests on an emulated Haswell (x86-64-v3: AVX2, no AVX-512)"
-    OPBRIDGE_EXPECT_CPU_LEVEL=x86-64-v3 qemu-x86_64 -cpu "$QEMU_HASWELL" "$BUILD/opbridge_cpp_tests" --gtest_brief=1
-    log "C++ tests on an emulated Nehalem (x86-64-v2: SSE4.2, no AVX)"
-    OPBRIDGE_EXPECT_CPU_LEVEL=x86-64-v2 qemu-x86_64 -cpu Nehalem "$BUILD/opbridge_cpp_tests" --gtest_brief=1
+    step "C++ tests on an emulated Haswell (x86-64-v3)" test_cpp_emulated x86-64-v3 "$QEMU_HASWELL" || status=1
+    step "C++ tests on an emulated Nehalem (x86-64-v2)" test_cpp_emulated x86-64-v2 Nehalem || status=1
   fi
+  if step "sanitized build (build-asan/)" build_sanitized; then
+    step "sanitized C++ tests, then library tests (2 workers)" test_sanitized || status=1
+  else
+    status=1
+  fi
+  return "$status"
+}
+
+# Every test, on both cores, in two lanes: the main pytest run (pytest-xdist, two workers), then the
+# library tests in the other runtimes (two workers each); beside them the emulated CPUs' C++ tests
+# (one process each), the sanitized build (two compile jobs) and the sanitized tests (two workers).
+# Each lane ends with two-worker steps, so that neither core idles while the other lane finishes.
+# Measured on the development VM (2 cores): see README.md.
+run_tests() {
   cd "$ROOT"
-  "$VENV/bin/python" -m pytest tests/python -q -p no:cacheprovider "$@"
-  build_sanitized
-  test_sanitized
-  test_ort_runtimes
+  STEP_DIR="$(mktemp -d)"
+  local status=0 begin=$SECONDS version
+  step "set-up and build (build/)" build || return 1
+  step "C++ tests" "$BUILD/opbridge_cpp_tests" --gtest_brief=1 || status=1
+  # One OpenMP thread per test process (PyTorch's and MKL's): up to four processes share the two
+  # cores, and idle OpenMP threads spin (libgomp's default policy), taking CPU from the others.
+  # No test depends on PyTorch's thread count.
+  export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+  sanitizer_lane &
+  local lane=$!
+  step "main pytest (2 workers)" "$VENV/bin/python" -m pytest tests/python -q -p no:cacheprovider -n 2 --dist worksteal \
+    "$@" || status=1
+  for version in "${ORT_RUNTIME_VERSIONS[@]}"; do
+    step "library tests in onnxruntime $version (2 workers)" test_ort_runtime "$version" || status=1
+  done
+  wait "$lane" || status=1
+  log "steps (start and length in seconds):"
+  sort -n "$STEP_DIR/steps.tsv" | awk -F'\t' '{printf "  %5d %5d  %-52s %s\n", $1, $2, $3, $4}' >&2
+  local total=$((SECONDS - begin))
+  log "./run.sh test: $total s ($((total / 60)) min $((total % 60)) s) in all"
+  rm -rf "$STEP_DIR"
+  [ "$status" -eq 0 ] && log "every step passed" || log "FAILED: see the steps above"
+  return "$status"
 }
 
 cmd="${1:-}"
