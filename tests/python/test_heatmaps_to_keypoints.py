@@ -9,7 +9,7 @@ import torch
 from torchvision.models.detection import roi_heads
 
 import opbridge.ops
-from graphs import one_node_model, run, run_error
+from graphs import assert_close, one_node_model, pytorch_interpolation_is_fused, run, run_error
 
 
 def keypoints_model():
@@ -24,9 +24,14 @@ def maps_and_rois(count, keypoints=17, size=56, seed=0):
     return maps, torch.cat([xy, xy + wh], 1)
 
 
-def exact_on_this_cpu() -> bool:
-    capability = torch.backends.cpu.get_cpu_capability()
-    return "AVX2" in capability or "AVX512" in capability
+def assert_matches_torchvision(xy, scores, expected_xy, expected_scores) -> None:
+    """Bit for bit where PyTorch's bicubic interpolation is fused (every CPU with AVX2); elsewhere the
+    scores within the tolerance table (a maximum, and so xy, may move to a nearly equal neighbour)."""
+    if pytorch_interpolation_is_fused():
+        np.testing.assert_array_equal(xy, expected_xy.numpy())
+        np.testing.assert_array_equal(scores, expected_scores.numpy())
+    else:
+        assert_close(scores, expected_scores.numpy(), "same_precision", "heatmaps_to_keypoints")
 
 
 @pytest.mark.parametrize("count,keypoints,size", [(0, 17, 56), (1, 17, 56), (12, 17, 56), (5, 3, 9), (3, 1, 1)])
@@ -38,11 +43,7 @@ def test_matches_torchvision(count, keypoints, size):
     for threads in (1, 2):
         xy, scores = run(keypoints_model(), {"maps": maps.numpy(), "rois": rois.numpy()}, threads=threads)
         assert xy.shape == (count, keypoints, 3) and scores.shape == (count, keypoints)
-        if exact_on_this_cpu():
-            np.testing.assert_array_equal(xy, expected_xy.numpy())
-            np.testing.assert_array_equal(scores, expected_scores.numpy())
-        else:
-            np.testing.assert_allclose(scores, expected_scores.numpy(), rtol=1e-4, atol=1e-4)
+        assert_matches_torchvision(xy, scores, expected_xy, expected_scores)
     eager_xy, eager_scores = opbridge.ops.heatmaps_to_keypoints(maps, rois)
     np.testing.assert_array_equal(eager_xy.numpy(), expected_xy.numpy())
 
@@ -52,8 +53,8 @@ def test_non_finite_roi_gives_nan():
     rois[1, 2] = float("nan")
     xy, scores = run(keypoints_model(), {"maps": maps.numpy(), "rois": rois.numpy()})
     assert np.all(np.isnan(xy[1, :, :2])) and np.all(xy[1, :, 2] == 1) and np.all(np.isnan(scores[1]))
-    expected_xy, _ = roi_heads.heatmaps_to_keypoints(maps[:1], rois[:1])
-    np.testing.assert_array_equal(xy[:1], expected_xy.numpy())
+    expected_xy, expected_scores = roi_heads.heatmaps_to_keypoints(maps[:1], rois[:1])
+    assert_matches_torchvision(xy[:1], scores[:1], expected_xy, expected_scores)
 
 
 @pytest.mark.parametrize("maps,rois,message", [
@@ -88,5 +89,4 @@ def test_export_round_trip(exporter):
         maps, rois = maps_and_rois(count, seed=count)
         xy, scores = session.run(None, {"maps": maps.numpy(), "rois": rois.numpy()})
         expected_xy, expected_scores = roi_heads.heatmaps_to_keypoints(maps, rois)
-        np.testing.assert_array_equal(xy, expected_xy.numpy())
-        np.testing.assert_array_equal(scores, expected_scores.numpy())
+        assert_matches_torchvision(xy, scores, expected_xy, expected_scores)

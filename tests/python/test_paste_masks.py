@@ -10,7 +10,7 @@ import torch
 from torchvision.models.detection import roi_heads
 
 import opbridge.ops
-from graphs import one_node_model, run, run_error, session_error
+from graphs import assert_matches_fused_interpolation, one_node_model, run, run_error, session_error
 
 TYPES = {"image_size": "int64"}
 
@@ -31,11 +31,6 @@ def masks_and_boxes(count, image, mask=28, seed=0):
     return masks, torch.minimum(boxes, limit)
 
 
-def exact_on_this_cpu() -> bool:
-    """PyTorch runs its fused (AVX2) interpolation kernels here: the op's values are then exact."""
-    return "AVX2" in torch.backends.cpu.get_cpu_capability() or "AVX512" in torch.backends.cpu.get_cpu_capability()
-
-
 @pytest.mark.parametrize("count,image,mask,padding", [(0, (32, 48), 28, 1), (1, (64, 64), 28, 1), (7, (120, 90), 28, 1),
                                                       (30, (240, 320), 28, 1), (5, (50, 70), 9, 3), (4, (33, 17), 1, 0)])
 def test_matches_torchvision(count, image, mask, padding):
@@ -45,10 +40,7 @@ def test_matches_torchvision(count, image, mask, padding):
     for threads in (1, 2):
         (actual,) = run(paste_model(padding=padding), feeds, threads=threads)
         assert actual.shape == (count, 1, *image)
-        if exact_on_this_cpu():
-            np.testing.assert_array_equal(actual, expected)
-        else:
-            np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+        assert_matches_fused_interpolation(actual, expected, "paste_masks")
     eager = opbridge.ops.paste_masks(masks, boxes, image, padding)
     np.testing.assert_array_equal(eager.numpy(), expected)
 
@@ -96,4 +88,5 @@ def test_export_round_trip(exporter):
         masks, boxes = masks_and_boxes(count, image, seed=count)
         feeds = {"masks": masks.numpy(), "boxes": boxes.numpy(), "image": np.zeros((3, *image), np.float32)}
         (actual,) = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
-        np.testing.assert_array_equal(actual, roi_heads.paste_masks_in_image(masks, boxes, image).numpy())
+        assert_matches_fused_interpolation(actual, roi_heads.paste_masks_in_image(masks, boxes, image).numpy(),
+                                           "paste_masks")
