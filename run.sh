@@ -104,20 +104,42 @@ setup_deploy_venv() {
   echo "$want" > "$stamp"
 }
 
+# The CUDA compiler comes with .venv (requirements.txt: cuda-toolkit[nvcc,...], the wheels of the
+# CUDA release torch's pins name), never from the system. The wheels lay the toolkit out under
+# site-packages/nvidia/cu13 with its libraries in lib/, where nvcc's link step looks in lib64/:
+# a lib64 -> lib link (made once) is all nvcc needs.
+setup_cuda_toolkit() {
+  local site
+  site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  CUDA_HOME_DIR="$site/nvidia/cu13"
+  NVCC="$CUDA_HOME_DIR/bin/nvcc"
+  [ -x "$NVCC" ] || { echo "run.sh: $NVCC is missing: the cuda-toolkit wheels did not install" >&2; return 1; }
+  [ -e "$CUDA_HOME_DIR/lib64" ] || ln -s lib "$CUDA_HOME_DIR/lib64"
+}
+
 setup() {
   setup_debian_packages
   setup_ort_headers
   setup_venv
+  setup_cuda_toolkit
   setup_deploy_venv
   setup_ort_runtimes
 }
 
+# build/: the library with its CUDA kernels, the C++ tests and the kernel benchmarks. The CUDA
+# kernels are compiled for the GPUs the project's test machines have (Hopper, sm_90: H100 and
+# H200) unless OPBRIDGE_CUDA_ARCHITECTURES says otherwise (CMake's list, e.g. "75-real;90"; the
+# default of CMakeLists.txt, what a release carries, is sm_75 to sm_90 plus PTX). The configure
+# step reruns when its arguments change (they are kept in build/.opbridge-configure).
+OPBRIDGE_CUDA_ARCHITECTURES="${OPBRIDGE_CUDA_ARCHITECTURES:-90}"
 build() {
   setup
   export PATH="$VENV/bin:$PATH"
-  if [ ! -f "$BUILD/build.ninja" ]; then
-    cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_BUILD_BENCHMARKS=ON >/dev/null
+  local args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_BUILD_BENCHMARKS=ON
+              -DOPBRIDGE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="$OPBRIDGE_CUDA_ARCHITECTURES")
+  if [ ! -f "$BUILD/build.ninja" ] || [ "$(cat "$BUILD/.opbridge-configure" 2>/dev/null)" != "${args[*]}" ]; then
+    cmake -S "$ROOT" -B "$BUILD" "${args[@]}" >/dev/null
+    echo "${args[*]}" > "$BUILD/.opbridge-configure"
   fi
   cmake --build "$BUILD"
 }
@@ -146,7 +168,8 @@ LIBRARY_TESTS_DESELECT=(--deselect tests/python/test_library.py::test_cmake_pack
 
 # build-asan/: the library, the kernels and the C++ tests with AddressSanitizer and
 # UndefinedBehaviorSanitizer (OPBRIDGE_SANITIZE in CMakeLists.txt), configured once and built
-# incrementally like build/. -O1 -g1: reports name file and line (-g1 is the line tables, all they
+# incrementally like build/. Without the CUDA kernels: nothing here runs them (no GPU), and the
+# CUDA glue's host code is the CPU op's (Schema, Create) plus launches. -O1 -g1: reports name file and line (-g1 is the line tables, all they
 # need; full -g took a quarter more compile time, 5m12 against 4m09 of CPU for a full build on the
 # development VM). -O2 took a third more compile time and ran the sanitized C++ tests only 1 s
 # faster; -O0 halved it but ran the sanitized tests 3.5x (C++) and 1.1x (Python) as long.

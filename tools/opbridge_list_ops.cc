@@ -40,8 +40,8 @@ int main() {
   std::printf("[\n");
   for (size_t k = 0; k < ops.size(); ++k) {
     const auto& op = ops[k];
-    std::printf("  {\"domain\": \"%s\", \"name\": \"%s\", \"kernel\": \"%s\", \"inputs\": ",
-                op.domain, op.name, op.kernel);
+    std::printf("  {\"domain\": \"%s\", \"name\": \"%s\", \"kernel\": \"%s\", \"provider\": \"%s\", \"inputs\": ",
+                op.domain, op.name, op.kernel, op.provider);
     PrintTensors(op.schema->inputs);
     std::printf(", \"outputs\": ");
     PrintTensors(op.schema->outputs);

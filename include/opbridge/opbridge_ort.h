@@ -26,6 +26,13 @@ extern "C" {
 OPBRIDGE_EXPORT OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,
                                                      const OrtApiBase* api_base);
 
+/* What this build of the library holds, as a JSON object (a static string): its version, and
+ * whether it has CUDA kernels and for which GPU architectures, e.g.
+ *   {"version": "0.1.0", "cuda": true, "cuda_architectures": "75-real;80-real;86-real;89-real;90"}
+ * A CUDA build registers a CUDA twin of each identity that has a CUDA kernel (opbridge ops lists
+ * them); it needs nothing of CUDA unless a session runs such a node on the GPU. */
+OPBRIDGE_EXPORT const char* OpbridgeLibraryInfo(void);
+
 #ifdef __cplusplus
 }
 #endif

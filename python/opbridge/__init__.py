@@ -14,11 +14,11 @@ import sys
 import types
 
 from opbridge import manifest, tolerances
-from opbridge._library import create_session, library_path, session_options
+from opbridge._library import create_session, library_info, library_path, session_options
 from opbridge._optional import require_torch
 
 __version__ = "0.1.0"
-__all__ = ["create_session", "export", "library_path", "manifest", "session_options", "tolerances", "verify",
+__all__ = ["create_session", "export", "library_info", "library_path", "manifest", "session_options", "tolerances", "verify",
            "__version__"]
 
 

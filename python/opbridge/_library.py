@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from pathlib import Path
 
 LIBRARY_NAME = "libopbridge_ort.so"
@@ -29,8 +31,57 @@ def library_path() -> str:
     )
 
 
+def library_info() -> dict:
+    """What the library build holds (its OpbridgeLibraryInfo): {"version": ..., "cuda": bool, and
+    with CUDA "cuda_architectures": the GPU architectures its CUDA kernels are compiled for}. A
+    CUDA build registers a CUDA twin of each identity that has a CUDA kernel (manifest
+    cuda_identities, `opbridge ops`) for ORT's CUDA execution provider; it needs nothing of CUDA
+    until a session runs such a node on a GPU."""
+    import ctypes
+
+    library = ctypes.CDLL(library_path())
+    try:
+        info = library.OpbridgeLibraryInfo
+    except AttributeError:  # a library from before the function existed: a CPU-only build
+        return {"version": "unknown", "cuda": False}
+    info.restype = ctypes.c_char_p
+    return json.loads(info().decode())
+
+
+CPU = "CPUExecutionProvider"
+CUDA = "CUDAExecutionProvider"
+
+
+def _provider_name(provider) -> str:
+    return provider[0] if isinstance(provider, tuple) else provider
+
+
+def _check_providers(providers) -> list:
+    """The providers as ORT takes them (names, or (name, options) pairs), with the CPU provider
+    last if missing (every opbridge op has a CPU kernel), after checking that they can work here."""
+    import onnxruntime as ort
+
+    providers = list(providers)
+    names = [_provider_name(p) for p in providers]
+    if CUDA in names:
+        if CUDA not in ort.get_available_providers():
+            raise RuntimeError(
+                f"{CUDA} was asked for, but this onnxruntime ({ort.__version__}) has no CUDA execution provider: "
+                "install onnxruntime-gpu instead of onnxruntime (pip install onnxruntime-gpu)")
+        if hasattr(ort, "preload_dlls"):  # onnxruntime-gpu >= 1.21: the CUDA and cuDNN libraries from the nvidia wheels
+            ort.preload_dlls()
+        if not library_info()["cuda"]:
+            warnings.warn(f"{library_path()} was built without CUDA kernels: every opbridge node of the model runs on "
+                          "the CPU, with copies to and from the GPU around it. Build it with ./run.sh build (or "
+                          "-DOPBRIDGE_CUDA=ON) for the CUDA kernels.", stacklevel=3)
+    if CPU not in names:
+        providers.append(CPU)
+    return providers
+
+
 def session_options(intra_op_threads: int | None = None):
-    """ORT SessionOptions with the opbridge library registered."""
+    """ORT SessionOptions with the opbridge library registered (one library serves the CPU and the
+    CUDA execution providers: the providers are chosen when the session is created)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -40,13 +91,18 @@ def session_options(intra_op_threads: int | None = None):
     return options
 
 
-def create_session(model, intra_op_threads: int | None = None, options=None):
-    """An ORT CPU InferenceSession for `model` (a path, bytes or onnx.ModelProto) with opbridge's ops.
+def create_session(model, intra_op_threads: int | None = None, options=None, providers=(CPU,)):
+    """An ORT InferenceSession for `model` (a path, bytes or onnx.ModelProto) with opbridge's ops.
 
-    Pass `options` to start from your own SessionOptions (the library is registered into it).
+    providers: ORT's execution providers in order of preference, as onnxruntime takes them (names or
+    (name, options) pairs); the CPU provider is added last if missing. The default runs on the CPU.
+    With ("CUDAExecutionProvider",) (onnxruntime-gpu and a CUDA build of the library) every opbridge
+    node with a CUDA kernel runs on the GPU, the others on the CPU. Pass `options` to start from
+    your own SessionOptions (the library is registered into it).
     """
     import onnxruntime as ort
 
+    providers = _check_providers(providers)
     if options is None:
         options = session_options(intra_op_threads)
     else:
@@ -57,4 +113,4 @@ def create_session(model, intra_op_threads: int | None = None, options=None):
         model = model.SerializeToString()
     elif isinstance(model, Path):
         model = str(model)
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model, options, providers=providers)

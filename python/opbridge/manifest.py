@@ -59,6 +59,12 @@ class Op:
     workloads: tuple[str, ...]  # its benchmark workloads (bench.WORKLOADS ids)
     notes: str
     signatures: dict  # identity -> Signature, for every identity
+    # The identities that also have a CUDA kernel (a CUDA twin in CUDA builds of the library).
+    cuda_identities: tuple[str, ...] = ()
+
+    def providers(self, identity: str) -> tuple[str, ...]:
+        """The execution providers `identity` has kernels for in a CUDA build of the library."""
+        return ("CPU", "CUDA") if identity in self.cuda_identities else ("CPU",)
 
     @property
     def own_identity(self) -> str:
@@ -154,6 +160,10 @@ def load() -> dict[str, Op]:
                 tuple(_attribute(a, known_attrs) for a in own["attributes"]) if "attributes" in own
                 else base.attributes,
             )
+        cuda = tuple(entry.get("cuda_identities", ()))
+        if set(cuda) - set(entry["identities"]):
+            raise ValueError(f"ops.toml [{kernel}]: cuda_identities it does not list: "
+                             f"{sorted(set(cuda) - set(entry['identities']))}")
         ops[kernel] = Op(
             kernel=kernel,
             title=entry["title"],
@@ -166,6 +176,7 @@ def load() -> dict[str, Op]:
             workloads=tuple(entry["workloads"]),
             notes=entry.get("notes", "").strip(),
             signatures=signatures,
+            cuda_identities=cuda,
         )
     return ops
 

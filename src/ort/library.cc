@@ -107,6 +107,16 @@ OrtStatus* Register(OrtSessionOptions* options, const OrtApiBase* api_base) {
 
 }  // namespace opbridge::ort
 
+#ifdef OPBRIDGE_WITH_CUDA
+#define OPBRIDGE_CUDA_INFO "true, \"cuda_architectures\": \"" OPBRIDGE_CUDA_ARCHITECTURES "\""
+#else
+#define OPBRIDGE_CUDA_INFO "false"
+#endif
+
+extern "C" OPBRIDGE_EXPORT const char* OpbridgeLibraryInfo(void) {
+  return "{\"version\": \"" OPBRIDGE_VERSION "\", \"cuda\": " OPBRIDGE_CUDA_INFO "}";
+}
+
 extern "C" OPBRIDGE_EXPORT OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,
                                                                 const OrtApiBase* api_base) {
   if (api_base == nullptr) return nullptr;  // nothing to report an error through

@@ -1,12 +1,18 @@
 // opbridge ORT glue: turns an op's glue class into an ORT custom op (OrtCustomOp).
 //
-// A glue class Glue provides
+// A glue class Glue provides, for every execution provider (the op's definition):
 //   static const OpSchema& Schema();
 //   static Status Create(const OrtApi&, const OrtKernelInfo*, std::unique_ptr<Glue>*);
-//   Status Compute(const OrtApi&, OrtKernelContext*) const;
 //   static Status InferShape(const ShapeInference&);
-// CustomOp<Glue> fills ORT's C struct with callbacks that call those, catch every exception,
-// and turn every error into an OrtStatus whose message starts with the op's identity.
+// and one Compute per provider it has a kernel for:
+//   Status Compute(const OrtApi&, OrtKernelContext*) const;       the CPU kernel
+//   Status ComputeCuda(const OrtApi&, OrtKernelContext*) const;   the CUDA kernel (OPBRIDGE_CUDA
+//   static bool CudaInputOnHost(size_t index);                     builds; in ort/ops/<op>_cuda.cc)
+// CustomOp<Glue, provider> fills ORT's C struct with callbacks that call those, catch every
+// exception, and turn every error into an OrtStatus whose message starts with the op's identity.
+// The CPU op and its CUDA twin are two OrtCustomOps of one domain and op type: ORT picks the one
+// of the execution provider the node is assigned to. Both come from the same Schema and Create,
+// so their inputs, attributes and validation messages are the same.
 //
 // The struct is filled from scratch (zero-initialised, then only the fields of the 1.21 layout)
 // rather than through ORT's C++ CustomOpBase, to control `version` and to use the
@@ -35,7 +41,9 @@ void SetRegisteredRuntimeMinor(int minor);
 // Builds an OrtStatus from ours, prefixed with the op identity ("mmcv::MMCVRoiAlign: ...").
 OrtStatus* ToOrtStatus(const OrtApi& api, const std::string& identity, const Status& status);
 
-template <class Glue>
+enum class Provider { kCpu, kCuda };
+
+template <class Glue, Provider kProvider = Provider::kCpu>
 class CustomOp : public OrtCustomOp {
  public:
   CustomOp(const char* domain, const char* name)
@@ -68,7 +76,9 @@ class CustomOp : public OrtCustomOp {
           spec.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && schema.inputs.size() > 1;
       return spec.optional || any_type_of_several_inputs ? INPUT_OUTPUT_OPTIONAL : INPUT_OUTPUT_REQUIRED;
     };
-    GetInputMemoryType = [](const OrtCustomOp*, size_t) { return OrtMemTypeDefault; };
+    // A CUDA twin takes most inputs in device memory, and on the host those its launch needs
+    // there (sizes, counts): ORT copies those for it.
+    GetInputMemoryType = [](const OrtCustomOp*, size_t i) { return InputMemoryType(i); };
     GetVariadicInputMinArity = [](const OrtCustomOp*) { return 1; };
     // Heterogeneous: ORT would otherwise check that variadic inputs share one type itself, with
     // an error that names neither the identity nor the dtype the op takes (CheckInputTypes does).
@@ -100,7 +110,23 @@ class CustomOp : public OrtCustomOp {
 
   static const CustomOp* Self(const OrtCustomOp* op) { return static_cast<const CustomOp*>(op); }
   static const char* NameOf(const OrtCustomOp* op) { return Self(op)->name_.c_str(); }
-  static const char* ExecutionProvider(const OrtCustomOp*) { return "CPUExecutionProvider"; }
+  static const char* ExecutionProvider(const OrtCustomOp*) {
+    return kProvider == Provider::kCuda ? "CUDAExecutionProvider" : "CPUExecutionProvider";
+  }
+  static OrtMemType InputMemoryType(size_t index) {
+    if constexpr (kProvider == Provider::kCuda) {
+      return Glue::CudaInputOnHost(index) ? OrtMemTypeCPUInput : OrtMemTypeDefault;
+    } else {
+      return OrtMemTypeDefault;
+    }
+  }
+  static Status RunCompute(const Glue& glue, const OrtApi& api, OrtKernelContext* ctx) {
+    if constexpr (kProvider == Provider::kCuda) {
+      return glue.ComputeCuda(api, ctx);
+    } else {
+      return glue.Compute(api, ctx);
+    }
+  }
 
   static OrtStatusPtr CreateKernelImpl(const OrtCustomOp* op, const OrtApi* api,
                                        const OrtKernelInfo* info, void** kernel) noexcept {
@@ -124,7 +150,7 @@ class CustomOp : public OrtCustomOp {
     auto* k = static_cast<Kernel*>(kernel);
     try {
       Status status = k->check_types_at_run_time ? CheckInputTypes(*k->api, ctx, Glue::Schema()) : Status::Ok();
-      if (status.ok()) status = k->glue->Compute(*k->api, ctx);
+      if (status.ok()) status = RunCompute(*k->glue, *k->api, ctx);
       return status.ok() ? nullptr : ToOrtStatus(*k->api, k->op->identity_, status);
     } catch (const std::bad_alloc&) {
       return ToOrtStatus(*k->api, k->op->identity_, Status::Error("out of memory"));

@@ -37,8 +37,17 @@ template <class Glue>
 RegisteredOp Op(const char* domain, const char* name, const char* kernel) {
   // Intentionally never freed: ORT may call the op's callbacks until the process ends.
   const auto* op = new CustomOp<Glue>(domain, name);
-  return {domain, name, kernel, op, &Glue::Schema()};
+  return {domain, name, kernel, "CPU", op, &Glue::Schema()};
 }
+
+#ifdef OPBRIDGE_WITH_CUDA
+// The CUDA twin of an identity registered with Op above (the same domain, name and schema).
+template <class Glue>
+RegisteredOp CudaOp(const char* domain, const char* name, const char* kernel) {
+  const auto* op = new CustomOp<Glue, Provider::kCuda>(domain, name);
+  return {domain, name, kernel, "CUDA", op, &Glue::Schema()};
+}
+#endif
 
 }  // namespace
 
@@ -107,6 +116,12 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       Op<BicubicInterpolateOp>("mmdeploy", "TRTBicubicInterpolate", "bicubic_interpolate"),
       Op<ScaledDotProductAttentionOp>("opbridge", "ScaledDotProductAttention", "scaled_dot_product_attention"),
       Op<ScaledDotProductAttentionOp>("mmdeploy", "ScaledDotProductAttentionTRT", "scaled_dot_product_attention"),
+#ifdef OPBRIDGE_WITH_CUDA
+      // The CUDA twins, after every CPU op: ORT takes an op type's schema from its first
+      // registration and checks that every twin has the same inputs and outputs.
+      CudaOp<RoiAlignOp>("mmcv", "MMCVRoiAlign", "roi_align"),
+      CudaOp<RoiAlignOp>("opbridge", "RoiAlign", "roi_align"),
+#endif
   };
   return *ops;
 }

@@ -6,9 +6,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "kernels/shared/roi_align_sampling.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -118,6 +120,84 @@ TEST(RoiAlign, AbsurdAdaptiveGridIsAnError) {
   Status s = cpu::RoiAlign(p, f.data.data(), 1, 1, 4, 4, rois.data(), 1, out.data(), SerialTaskRunner());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("sampling_ratio"), std::string::npos) << s.message();
+}
+
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// The CUDA kernel's thread for an output element runs shared::RoiAlignElement; the same function,
+// compiled for the host, must match the CPU kernel to float32 rounding on every output (the CPU
+// kernel sums separably, the device in torchvision's order: same samples, same weights), and "max"
+// bit for bit (same samples in the same order), and give NaN where the CPU op reports a bad RoI.
+std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, const std::vector<float>& rois) {
+  const int64_t r = static_cast<int64_t>(rois.size() / 5);
+  std::vector<float> out(static_cast<size_t>(r * f.c * p.output_height * p.output_width), -1.0f);
+  for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
+    shared::RoiAlignElement(p, f.data.data(), f.n, f.c, f.h, f.w, rois.data(), i, out.data(), nullptr);
+  }
+  return out;
+}
+
+TEST(RoiAlignDeviceCode, MatchesTheCpuKernel) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Feature f{2, 3, 13, 17, std::vector<float>(2 * 3 * 13 * 17)};
+  for (float& v : f.data) v = u(rng);
+  std::vector<float> rois;
+  for (int r = 0; r < 60; ++r) {  // inside, across the borders, tiny, inverted and huge boxes
+    const float x1 = 40 * u(rng), y1 = 40 * u(rng);
+    const float w = r % 7 == 0 ? -3 * std::fabs(u(rng)) : 30 * std::fabs(u(rng));
+    rois.insert(rois.end(), {static_cast<float>(r % 2), x1, y1, x1 + w, y1 + (r % 5 == 0 ? 0.01f : w * 0.7f)});
+  }
+  rois.insert(rois.end(), {1, -100, -100, -50, -50});  // entirely outside: zeros
+  for (RoiPoolMode mode : {RoiPoolMode::kAvg, RoiPoolMode::kMax}) {
+    for (int64_t sampling : {0, 2}) {
+      for (bool aligned : {false, true}) {
+        RoiAlignParams p;
+        p.output_height = 5;
+        p.output_width = 4;
+        p.spatial_scale = 0.5f;
+        p.sampling_ratio = sampling;
+        p.aligned = aligned;
+        p.mode = mode;
+        const auto cpu = RunRoiAlign(p, f, rois, SerialTaskRunner());
+        const auto device = RunDeviceCode(p, f, rois);
+        for (size_t i = 0; i < cpu.size(); ++i) {
+          if (mode == RoiPoolMode::kMax) {
+            ASSERT_EQ(cpu[i], device[i]) << i;
+          } else {
+            ASSERT_NEAR(cpu[i], device[i], 1e-5f * (1.0f + std::fabs(cpu[i]))) << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RoiAlignDeviceCode, BadRoisGiveNanRowsWhereTheCpuOpReportsAnError) {
+  const Feature f = RampFeature(2, 2, 8, 8);
+  RoiAlignParams p;
+  p.output_height = p.output_width = 2;
+  p.aligned = true;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> rois = {0, 1, 1, 5, 5,        // fine
+                                   2, 1, 1, 5, 5,        // batch index 2 of 2
+                                   -1, 1, 1, 5, 5,       // -1 truncates to -1
+                                   nan, 1, 1, 5, 5,      // NaN batch index
+                                   1, nan, 1, 5, 5,      // NaN box (NaN on the CPU too)
+                                   1, 0, 0, inf, 5,      // infinite box
+                                   0, 0, 0, 1e12f, 1e12f,  // an adaptive grid beyond the limits
+                                   1.9f, 1, 1, 5, 5};    // 1.9 truncates to 1: fine
+  const auto device = RunDeviceCode(p, f, rois);
+  const auto rows = [&](int r) { return std::vector<float>(device.begin() + r * 8, device.begin() + r * 8 + 8); };
+  for (int r : {1, 2, 3, 4, 5, 6}) {
+    for (float v : rows(r)) EXPECT_TRUE(std::isnan(v)) << "roi " << r;
+  }
+  for (int r : {0, 7}) {
+    for (float v : rows(r)) EXPECT_FALSE(std::isnan(v)) << "roi " << r;
+  }
+  const std::vector<float> good = {0, 1, 1, 5, 5, 1, 1, 1, 5, 5};
+  const auto cpu = RunRoiAlign(p, f, good, SerialTaskRunner());
+  EXPECT_EQ(rows(0), std::vector<float>(cpu.begin(), cpu.begin() + 8));
+  EXPECT_EQ(rows(7), std::vector<float>(cpu.begin() + 8, cpu.end()));
 }
 
 }  // namespace

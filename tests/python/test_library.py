@@ -31,10 +31,19 @@ def build_setting(name: str) -> str:
     return match.group(1)
 
 
-def test_exports_only_register_custom_ops():
+def test_exports_only_register_custom_ops_and_the_library_info():
     out = subprocess.run(["nm", "-D", "--defined-only", opbridge.library_path()], check=True,
                          capture_output=True, text=True).stdout
-    assert [line.split()[-1] for line in out.splitlines() if line.strip()] == ["RegisterCustomOps"]
+    assert sorted(line.split()[-1] for line in out.splitlines() if line.strip()) == \
+        ["OpbridgeLibraryInfo", "RegisterCustomOps"]
+
+
+def test_library_info():
+    info = opbridge.library_info()
+    assert info["version"] == opbridge.__version__ and isinstance(info["cuda"], bool)
+    # The development build (./run.sh) has the CUDA kernels, compiled for what run.sh asks.
+    if Path(opbridge.library_path()).parent.name == "build":
+        assert info["cuda"] and info["cuda_architectures"] == build_setting("CMAKE_CUDA_ARCHITECTURES")
 
 
 def test_does_not_link_onnxruntime():

@@ -17,8 +17,22 @@ def registered_ops() -> list[dict]:
     return json.loads(subprocess.run([str(tool)], check=True, capture_output=True, text=True).stdout)
 
 
+def test_cuda_twins_equal_the_manifest_and_their_cpu_ops():
+    """A CUDA build registers a CUDA twin of exactly the manifest's cuda_identities, each with its
+    CPU op's inputs, outputs and attributes (ORT requires it); a CPU-only build registers none."""
+    entries = registered_ops()
+    cpu = {f"{e['domain']}::{e['name']}": e for e in entries if e["provider"] == "CPU"}
+    cuda = {f"{e['domain']}::{e['name']}": e for e in entries if e["provider"] == "CUDA"}
+    assert {e["provider"] for e in entries} <= {"CPU", "CUDA"}
+    assert len(cpu) + len(cuda) == len(entries)  # one op per identity and provider
+    if cuda:
+        assert sorted(cuda) == sorted(i for op in manifest.load().values() for i in op.cuda_identities)
+        for identity, twin in cuda.items():
+            assert {**twin, "provider": "CPU"} == cpu[identity], identity
+
+
 def test_registration_table_equals_manifest():
-    table = {f"{e['domain']}::{e['name']}": e for e in registered_ops()}
+    table = {f"{e['domain']}::{e['name']}": e for e in registered_ops() if e["provider"] == "CPU"}
     expected = {f"{d}::{n}": op for d, n, op in manifest.identities()}
     assert sorted(table) == sorted(expected)
     for identity, op in expected.items():

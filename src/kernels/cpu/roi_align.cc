@@ -1,7 +1,7 @@
 // RoIAlign CPU kernel.
 //
 // Sample points and bilinear rules are torchvision's roi_align_forward_kernel_impl (itself
-// Caffe2's RoIAlign): per bin, a grid_h x grid_w grid of points at
+// Caffe2's RoIAlign; kernels/shared/roi_align_sampling.h, shared with the CUDA kernel): per bin, a grid_h x grid_w grid of points at
 // start + p * bin + (i + 0.5) * bin / grid; a point outside [-1, H] x [-1, W] reads 0; otherwise
 // coordinates are clamped to the map and interpolated between the four neighbours.
 //
@@ -24,71 +24,16 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/shared/roi_align_sampling.h"
+
 namespace opbridge::cpu {
 namespace {
 
-// One sample coordinate along an axis: its two neighbours and their weights, or outside.
-struct AxisTap {
-  int64_t low, high;
-  float w_low, w_high;  // torchvision's hy and ly (or hx and lx)
-  bool inside;
-};
+using shared::AxisTap;
+using shared::MakeAxisTap;
+using shared::RoiGeometry;
 
-AxisTap MakeAxisTap(float v, int64_t size) {
-  // An empty axis has no pixel to read: every sample is outside and reads 0 (torchvision and
-  // mmcv read index -1 there).
-  if (size == 0 || v < -1.0f || v > static_cast<float>(size)) return {0, 0, 0.f, 0.f, false};
-  if (v <= 0) v = 0;
-  int64_t low = static_cast<int64_t>(v), high;
-  if (low >= size - 1) {
-    high = low = size - 1;
-    v = static_cast<float>(low);
-  } else {
-    high = low + 1;
-  }
-  const float l = v - static_cast<float>(low);
-  return {low, high, 1.0f - l, l, true};
-}
-
-// Sampling grid of one RoI, in feature-map coordinates.
-struct RoiGeometry {
-  float start_h, start_w, bin_h, bin_w;
-  int64_t grid_h, grid_w;
-  bool finite;
-};
-
-RoiGeometry MakeGeometry(const RoiAlignParams& p, const float* roi) {
-  const float offset = p.aligned ? 0.5f : 0.0f;
-  RoiGeometry g;
-  g.start_w = roi[1] * p.spatial_scale - offset;
-  g.start_h = roi[2] * p.spatial_scale - offset;
-  const float end_w = roi[3] * p.spatial_scale - offset;
-  const float end_h = roi[4] * p.spatial_scale - offset;
-  float roi_w = end_w - g.start_w;
-  float roi_h = end_h - g.start_h;
-  if (!p.aligned) {  // legacy behaviour: force malformed RoIs to be 1x1
-    roi_w = std::max(roi_w, 1.0f);
-    roi_h = std::max(roi_h, 1.0f);
-  }
-  g.finite = std::isfinite(g.start_w) && std::isfinite(g.start_h) && std::isfinite(roi_w) &&
-             std::isfinite(roi_h);
-  g.bin_h = roi_h / static_cast<float>(p.output_height);
-  g.bin_w = roi_w / static_cast<float>(p.output_width);
-  if (!g.finite) {
-    g.grid_h = g.grid_w = 0;
-  } else if (p.sampling_ratio > 0) {
-    g.grid_h = g.grid_w = p.sampling_ratio;
-  } else {
-    // ceil(roi / out) like torchvision; an empty or inverted aligned RoI gives a grid <= 0,
-    // which takes no samples (as 0 does: the count only divides zeros then). Clamped to
-    // [0, limit] before the integer conversion, which is undefined outside int64's range:
-    // huge boxes are rejected by the sample limits.
-    const float limit = static_cast<float>(kRoiAlignMaxAxisSamples) + 1.0f;
-    g.grid_h = static_cast<int64_t>(std::clamp(std::ceil(roi_h / p.output_height), 0.0f, limit));
-    g.grid_w = static_cast<int64_t>(std::clamp(std::ceil(roi_w / p.output_width), 0.0f, limit));
-  }
-  return g;
-}
+RoiGeometry MakeGeometry(const RoiAlignParams& p, const float* roi) { return shared::MakeRoiGeometry(p, roi); }
 
 // The prepared sampling of one RoI: its rows and columns, and for "avg" the distinct input rows
 // they read, as ranges into the arrays of a RoiGroup.
@@ -116,10 +61,7 @@ constexpr size_t kGroupTapBudget = size_t{1} << 18;
 void AppendAxisTaps(float start, float bin, int64_t bins, int64_t grid, int64_t size,
                     std::vector<AxisTap>* taps) {
   for (int64_t b = 0; b < bins; ++b) {
-    for (int64_t i = 0; i < grid; ++i) {
-      const float v = start + b * bin + (static_cast<float>(i) + 0.5f) * bin / static_cast<float>(grid);
-      taps->push_back(MakeAxisTap(v, size));
-    }
+    for (int64_t i = 0; i < grid; ++i) taps->push_back(MakeAxisTap(shared::SampleCoordinate(start, bin, b, i, grid), size));
   }
 }
 
@@ -222,13 +164,7 @@ void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& 
         const AxisTap& y = rows[ph * grid_h + iy];
         for (int64_t ix = 0; ix < grid_w; ++ix) {
           const AxisTap& x = cols[pw * grid_w + ix];
-          float v = 0.0f;  // a sample outside the map reads 0
-          if (y.inside && x.inside) {
-            const float* lo = in + y.low * width;
-            const float* hi = in + y.high * width;
-            v = (y.w_low * x.w_low) * lo[x.low] + (y.w_low * x.w_high) * lo[x.high] +
-                (y.w_high * x.w_low) * hi[x.low] + (y.w_high * x.w_high) * hi[x.high];
-          }
+          const float v = shared::InterpolateSample(y, x, in, width);
           if (std::isnan(v)) {
             best = v;
             break;

@@ -14,6 +14,8 @@ class RoiAlignOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<RoiAlignOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // roi_align_cuda.cc
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

@@ -1,0 +1,22 @@
+// RoIAlign CUDA kernel (float32, NCHW). Framework-free: raw device pointers, shapes, params, stream.
+#pragma once
+
+#include <stdint.h>
+
+#include "core/roi_align.h"
+#include "core/status.h"
+#include "kernels/cuda/cuda_status.h"
+
+namespace opbridge::cuda {
+
+// input: [batch, channels, height, width]; rois: [num_rois, 5]; output: [num_rois, channels,
+// out_h, out_w], all in device memory. The rois are read on the device only, so the checks the CPU
+// kernel makes on their values (CheckRoiAlignRois, CheckRoiSampleBudget) become defined results
+// here, without a synchronization: a RoI whose batch index is out of range or NaN, or whose
+// sampling grid exceeds the sample limits, gives a row of NaN. With output_rows (device memory),
+// roi k writes output row output_rows[k] (multi-level RoIAlign).
+Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
+                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream,
+                const int64_t* output_rows = nullptr);
+
+}  // namespace opbridge::cuda
