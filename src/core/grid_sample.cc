@@ -1,5 +1,7 @@
 #include "core/grid_sample.h"
 
+#include <climits>
+
 namespace opbridge {
 
 Status MakeGridSampleParams(int64_t interpolation_mode, int64_t padding_mode,
@@ -43,6 +45,13 @@ Status CheckGridSampleShapes(const Shape& input, const Shape& grid) {
 
 Shape GridSampleOutputShape(const Shape& input, const Shape& grid) {
   return {input[0], input[1], grid[1], grid[2]};
+}
+
+Status CheckGridSampleInputPlane(int64_t in_h, int64_t in_w) {
+  if (in_h * in_w > INT32_MAX) {
+    return Status::Error("input planes of more than 2^31 - 1 elements are not supported, got ", in_h, "x", in_w);
+  }
+  return Status::Ok();
 }
 
 }  // namespace opbridge

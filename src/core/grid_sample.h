@@ -27,5 +27,7 @@ Status MakeGridSampleParams(int64_t interpolation_mode, int64_t padding_mode,
 Status CheckGridSampleShapes(const Shape& input, const Shape& grid);
 // [N, C, Ho, Wo]
 Shape GridSampleOutputShape(const Shape& input, const Shape& grid);
+// The kernels address a plane with 32-bit offsets: at most 2^31 - 1 elements per input plane.
+Status CheckGridSampleInputPlane(int64_t in_h, int64_t in_w);
 
 }  // namespace opbridge

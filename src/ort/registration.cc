@@ -121,6 +121,17 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       // registration and checks that every twin has the same inputs and outputs.
       CudaOp<RoiAlignOp>("mmcv", "MMCVRoiAlign", "roi_align"),
       CudaOp<RoiAlignOp>("opbridge", "RoiAlign", "roi_align"),
+      CudaOp<GridSampleOp>("mmcv", "grid_sampler", "grid_sample"),
+      CudaOp<GridSampleOp>("mmdeploy", "grid_sampler", "grid_sample"),
+      CudaOp<GridSampleOp>("opbridge", "GridSample", "grid_sample"),
+      CudaOp<InstanceNormOp>("opbridge", "InstanceNorm", "instance_norm"),
+      CudaOp<InstanceNormOp>("mmcv", "MMCVInstanceNormalization", "instance_norm"),
+      CudaOp<InstanceNormOp>("mmdeploy", "TRTInstanceNormalization", "instance_norm"),
+      CudaOp<InstanceNormOp>("", "MMCVInstanceNormalization", "instance_norm"),
+      CudaOp<GroupNormOp>("opbridge", "GroupNorm", "group_norm"),
+      CudaOp<TutorialGroupNormOp>("mydomain", "mygroupnorm", "group_norm"),
+      CudaOp<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
+      CudaOp<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
 #endif
   };
   return *ops;

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/shared/grid_sample_taps.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -197,6 +198,34 @@ TEST(GridSample, DenseAndSparseSamplingAgreeBitForBit) {
                                         << ": " << a << " vs " << b;
           }
       }
+}
+
+// The CUDA kernel's thread for an output point runs shared::GridSamplePoint: compiled for the
+// host, it gives the CPU kernel's bits for every mode, padding and alignment, on dense grids (the
+// CPU's bordered path) and sparse ones, with NaN, infinite and far coordinates (StressGrid).
+TEST(GridSampleDeviceCode, MatchesTheCpuKernelBitForBit) {
+  struct Case { int64_t n, c, h, w, oh, ow; };
+  const Case cases[] = {{1, 3, 40, 50, 300, 221}, {2, 5, 9, 11, 21, 37}, {1, 1, 1, 9, 40, 41}, {2, 2, 120, 90, 6, 5}};
+  for (const Case& k : cases) {
+    const auto input = StressInput(static_cast<size_t>(k.n * k.c * k.h * k.w), 11);
+    const auto grid = StressGrid(static_cast<size_t>(k.n * k.oh * k.ow * 2), 12);
+    for (int interp = 0; interp < 3; ++interp)
+      for (int pad = 0; pad < 3; ++pad)
+        for (int align = 0; align < 2; ++align) {
+          GridSampleParams p;
+          ASSERT_TRUE(MakeGridSampleParams(interp, pad, align, &p).ok());
+          const auto cpu = RunGridSample(p, input, k.n, k.c, k.h, k.w, grid, k.oh, k.ow, SerialTaskRunner());
+          std::vector<float> device(cpu.size(), -1.0f);
+          const shared::GridGeometry g(p, k.h, k.w);
+          for (int64_t index = 0; index < k.n * k.oh * k.ow; ++index) {
+            shared::GridSamplePoint(g, input.data(), k.c, grid.data(), k.oh * k.ow, index, device.data());
+          }
+          for (size_t i = 0; i < cpu.size(); ++i) {
+            ASSERT_TRUE(SameBits(cpu[i], device[i])) << interp << pad << align << " case " << k.h << "x" << k.w
+                                                      << " output " << i << ": " << cpu[i] << " vs " << device[i];
+          }
+        }
+  }
 }
 
 TEST(GridSample, RejectsBadCodesAndShapes) {

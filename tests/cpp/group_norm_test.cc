@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "kernels/shared/group_norm_stats.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -178,6 +180,42 @@ TEST(GroupNorm, BlockAndChunkPathsAgreeBitForBit) {
   const auto a = RunGroupNorm(many, 1e-5f, testing::ThreadedTaskRunner(2));
   const auto b = RunGroupNorm(few, 1e-5f, testing::ThreadedTaskRunner(2));
   ASSERT_EQ(0, std::memcmp(a.data(), b.data(), b.size() * sizeof(float)));
+}
+
+// The CUDA kernel's three steps (lane sums, block statistics, values), run on the host thread by
+// thread: the CPU kernel's bits, for small and multi-chunk blocks with tails, a large mean, no
+// affine, non-finite values and one value per group.
+TEST(GroupNormDeviceCode, MatchesTheCpuKernelBitForBit) {
+  Problem nonfinite = RandomProblem(2, 4, 37, 2, 9);
+  nonfinite.input[5] = std::numeric_limits<float>::infinity();
+  nonfinite.input[80] = std::numeric_limits<float>::quiet_NaN();
+  const Problem problems[] = {RandomProblem(3, 16, 50, 4, 1), RandomProblem(1, 6, 30001, 3, 2),
+                              RandomProblem(2, 8, 333, 8, 3, 1e4), RandomProblem(2, 3, 17, 1, 5, 0.0, false),
+                              RandomProblem(4, 5, 1, 5, 6), nonfinite};
+  for (const Problem& p : problems) {
+    const float epsilon = 1e-5f;
+    const auto cpu = RunGroupNorm(p, epsilon, SerialTaskRunner());
+    const int64_t block_size = p.layout.channels / p.groups * p.layout.spatial;
+    const int64_t blocks = p.layout.batch * p.groups;
+    const int64_t chunks = (block_size + shared::kNormChunk - 1) / shared::kNormChunk;
+    std::vector<shared::Moments> lanes(static_cast<size_t>(blocks * chunks * shared::kNormLanes));
+    for (int64_t t = 0; t < static_cast<int64_t>(lanes.size()); ++t) {
+      lanes[t] = shared::GroupNormLaneStep(p.input.data(), block_size, chunks, t);
+    }
+    std::vector<shared::BlockStats> stats(static_cast<size_t>(blocks));
+    for (int64_t b = 0; b < blocks; ++b) {
+      stats[b] = shared::GroupNormStatsStep(p.input.data(), block_size, chunks, lanes.data(), epsilon, b);
+    }
+    const float* scale = p.scale.empty() ? nullptr : p.scale.data();
+    const float* bias = p.bias.empty() ? nullptr : p.bias.data();
+    std::vector<float> device(cpu.size());
+    for (int64_t i = 0; i < static_cast<int64_t>(device.size()); ++i) {
+      device[i] = shared::GroupNormValueStep(p.input.data(), p.layout.channels, p.layout.spatial, block_size,
+                                             stats.data(), scale, bias, i);
+    }
+    ASSERT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
+        << p.layout.batch << "x" << p.layout.channels << "x" << p.layout.spatial << " groups " << p.groups;
+  }
 }
 
 }  // namespace

@@ -3,12 +3,15 @@
 // - mmcv's (Caffe2's) rule, shared by the rotated RoI ops (RoIAlignRotated, rotated feature align);
 // - PaddedImage, a plane with a border of zeros (deformable convolution, the grid sampler);
 // - ATen's grid_sampler_2d rule, its unnormalization and bilinear taps (the grid sampler reads a
-//   PaddedImage, multi-scale deformable attention tests each corner against the plane).
+//   PaddedImage, multi-scale deformable attention tests each corner against the plane), from
+//   kernels/shared/grid_sample_taps.h.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
+
+#include "kernels/shared/grid_sample_taps.h"
 
 namespace opbridge::cpu {
 
@@ -85,65 +88,11 @@ struct PaddedImage {
 };
 
 // ---- ATen's grid_sampler_2d rule -----------------------------------------------------------------
-
-// A grid coordinate in input pixels: (coord + 1) * ((size - 1) / 2) with align_corners, else
-// (coord + 1) * (size / 2) - 0.5, as one formula without a branch (subtracting 0 leaves every
-// float as it is), so that loops over points vectorize.
-struct Unnormalizer {
-  Unnormalizer(int64_t size, bool align_corners)
-      : scale(align_corners ? static_cast<float>(size - 1) / 2.0f : static_cast<float>(size) / 2.0f),
-        shift(align_corners ? 0.0f : 0.5f) {}
-  float operator()(float coord) const { return (coord + 1.0f) * scale - shift; }
-  float scale, shift;
-};
-
-// The largest float <= n (n >= 0): float(n) rounds up for some n above 2^24, and a bound that
-// rounded up would let an index one past the end through.
-inline float LargestFloatAtMost(int64_t n) {
-  float f = static_cast<float>(n);
-  if (static_cast<int64_t>(f) > n) f = std::nextafter(f, 0.0f);
-  return f;
-}
-
-// A height x width plane as GridSampleBilinearTap needs it (sizes below 2^31).
-struct GridTapBounds {
-  GridTapBounds(int64_t height, int64_t width)
-      : last_x(LargestFloatAtMost(width - 1)), last_y(LargestFloatAtMost(height - 1)),
-        height(static_cast<int32_t>(height)) {}
-  float last_x, last_y;  // the largest floats <= W - 1 and <= H - 1
-  int32_t height;
-};
-
-// The taps of one point: the north-west corner (x0, y0) and the weights of the corners
-// (x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1).
-struct GridBilinearTap {
-  int32_t x0, y0;
-  float nw, ne, sw, se;
-};
-
-// ATen's bilinear taps of the point (x, y), in pixels (grid coordinates already unnormalized and
-// padded): (x0, y0) = (floor(x), floor(y)), weights from the distances to the 4 sides, and every
-// corner outside the plane reads 0. A point whose corner lies in [-1, W - 1] x [-1, H - 1] keeps
-// it; a point with no corner inside (a coordinate below -1, at or past the last row or column + 1,
-// huge, infinite or NaN) gets the corner (-1, H), PaddedImage's zero block, whose 4 corners are
-// all outside. The weights are kept as ATen computes them, so such a sample is 0 * weight: NaN
-// for an infinite or NaN coordinate (whose weights are NaN), as in ATen, else 0. The sample is
-// ATen's nw * v_nw + ne * v_ne + sw * v_sw + se * v_se, in that order. A caller that does not read
-// a PaddedImage tests each corner: (x0 + dx, y0 + dy) is inside when 0 <= x0 + dx < W and
-// 0 <= y0 + dy < H. Branch-free, so that loops over points vectorize (GCC vectorizes floorf only
-// with -fno-trapping-math, which CMakeLists.txt sets for the files that need it).
-inline GridBilinearTap GridSampleBilinearTap(float x, float y, const GridTapBounds& bounds) {
-  const float fx = std::floor(x), fy = std::floor(y);
-  const float west = x - fx, east = 1.0f - west;    // distances to the west and east sides
-  const float north = y - fy, south = 1.0f - north;  // distances to the north and south sides
-  // Compared as floats with exact bounds; false for NaN. Only then is the integer cast defined.
-  // (Every field is read unconditionally: a load under a condition stops GCC vectorizing.)
-  const float last_x = bounds.last_x, last_y = bounds.last_y;
-  const int32_t outside_y = bounds.height;
-  const bool touches = (fx >= -1.0f) & (fx <= last_x) & (fy >= -1.0f) & (fy <= last_y);
-  const int32_t x0 = static_cast<int32_t>(touches ? fx : -1.0f);
-  const int32_t y0 = static_cast<int32_t>(touches ? fy : 0.0f);
-  return {x0, touches ? y0 : outside_y, south * east, south * west, north * east, north * west};
-}
+// In kernels/shared/grid_sample_taps.h (host-and-device: the CUDA grid sampler uses it too).
+using shared::GridBilinearTap;
+using shared::GridSampleBilinearTap;
+using shared::GridTapBounds;
+using shared::LargestFloatAtMost;
+using shared::Unnormalizer;
 
 }  // namespace opbridge::cpu

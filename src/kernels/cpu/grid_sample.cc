@@ -3,7 +3,7 @@
 // The semantics are ATen's grid_sampler_2d: unnormalize, then border clipping or reflection,
 // then bilinear / nearest (round half to even) / bicubic (A = -0.75) interpolation, where every
 // tap outside the input reads 0. The coordinate formulas are those of its vectorized CPU kernel
-// (see Unnormalizer in bilinear_taps.h).
+// (kernels/shared/grid_sample_taps.h, shared with the CUDA kernel).
 //
 // Every output element is written by exactly one task, so results do not depend on threads, and
 // every path computes each output with the same float operations in the same order (no fused
@@ -23,6 +23,7 @@
 #include "kernels/cpu/bilinear_taps.h"
 #include "kernels/cpu/cpu_level.h"
 #include "kernels/cpu/pixel_chunks.h"
+#include "kernels/shared/grid_sample_taps.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -49,130 +50,13 @@ int64_t TapWords(GridInterpolation interpolation) {
   return kMaxTapWords;
 }
 
-// The integer value of a whole-number coordinate v when it lies in [low, size) (low is -1 or 0),
-// else false (NaN too). The comparison with size is made on integers: float(size) rounds once
-// size exceeds 2^24, and a float bound then lets an index one past the end through.
-inline bool WholeIndex(float v, int64_t low, int64_t size, int64_t* index) {
-  if (!(v >= static_cast<float>(low) && v < 2147483648.0f)) return false;  // also keeps the cast defined
-  *index = static_cast<int64_t>(v);
-  return *index < size;
-}
-
-// Clamps to [0, size - 1]; NaN becomes 0, as in ATen. The upper bound is the largest float
-// <= size - 1: float(size - 1) rounds up for some sizes above 2^24, and ATen's clamp to it then
-// reads one element past the input (border and reflection padding); opbridge does not.
-float ClipCoordinate(float in, int64_t size) {
-  if (std::isnan(in)) return 0.0f;
-  return std::min(LargestFloatAtMost(size - 1), std::max(in, 0.0f));
-}
-
-// Reflects about the borders (pixel centres 0 and size - 1 with align_corners, else the outer
-// edges -0.5 and size - 0.5): fold |in - low| by whole double spans, then once more if needed.
-// An infinite coordinate gives NaN here, which the clip that follows turns into 0 (ATen too).
-float ReflectCoordinate(float in, int64_t size, bool align_corners) {
-  if (align_corners && size <= 1) return 0.0f;
-  const float low = align_corners ? 0.0f : -0.5f;
-  const float twice_span = align_corners ? static_cast<float>(size - 1) * 2.0f
-                                         : static_cast<float>(size) * 2.0f;
-  const float abs_in = std::fabs(in - low);
-  const float double_flips = std::trunc(abs_in / twice_span);
-  const float extra = abs_in - double_flips * twice_span;
-  const float reflected = twice_span - extra;
-  // ATen's minimum propagates NaN.
-  const float folded = (std::isnan(extra) || std::isnan(reflected)) ? NAN : std::min(extra, reflected);
-  return folded + low;
-}
-
-// Applies the padding rule to an unnormalized coordinate.
-float PadCoordinate(float coord, int64_t size, GridPadding padding, bool align_corners) {
-  if (padding == GridPadding::kBorder) {
-    coord = ClipCoordinate(coord, size);
-  } else if (padding == GridPadding::kReflection) {
-    coord = ClipCoordinate(ReflectCoordinate(coord, size, align_corners), size);
-  }
-  return coord;
-}
-
-float CubicConvolution1(float x, float a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
-float CubicConvolution2(float x, float a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
-
-void CubicCoefficients(float t, float coeffs[4]) {
-  constexpr float kA = -0.75f;
-  coeffs[0] = CubicConvolution2(t + 1.0f, kA);
-  coeffs[1] = CubicConvolution1(t, kA);
-  coeffs[2] = CubicConvolution1(1.0f - t, kA);
-  coeffs[3] = CubicConvolution2(2.0f - t, kA);
-}
-
-struct Geometry {
-  Geometry(const GridSampleParams& params, int64_t height, int64_t width)
-      : p(params), in_h(height), in_w(width), unnormalize_x(width, params.align_corners),
-        unnormalize_y(height, params.align_corners), bounds(height, width) {}
-  GridSampleParams p;
-  int64_t in_h, in_w;
-  Unnormalizer unnormalize_x, unnormalize_y;
-  GridTapBounds bounds;
-};
-
-// The point of grid entry (gx, gy) in input pixels, after the padding rule.
-inline float PointX(const Geometry& g, float gx) {
-  return PadCoordinate(g.unnormalize_x(gx), g.in_w, g.p.padding, g.p.align_corners);
-}
-inline float PointY(const Geometry& g, float gy) {
-  return PadCoordinate(g.unnormalize_y(gy), g.in_h, g.p.padding, g.p.align_corners);
-}
-
-// Bilinear taps of one grid point for sampling the input plane itself: the plane offsets of the 4
-// corners (north-west, north-east, south-west, south-east; -1 for a corner outside the input) and
-// their weights.
-void PlaneBilinearTaps(const Geometry& g, float gx, float gy, int32_t offs[4], float w[4]) {
-  const GridBilinearTap t = GridSampleBilinearTap(PointX(g, gx), PointY(g, gy), g.bounds);
-  w[0] = t.nw;
-  w[1] = t.ne;
-  w[2] = t.sw;
-  w[3] = t.se;
-  // x0 is in [-1, W - 1] and y0 in [-1, H] (H: no corner inside).
-  const bool west_in = t.x0 >= 0, east_in = t.x0 + 1 < g.in_w;
-  const bool north_in = t.y0 >= 0 && t.y0 < g.in_h, south_in = t.y0 + 1 < g.in_h;
-  const int64_t base = static_cast<int64_t>(t.y0) * g.in_w + t.x0;
-  offs[0] = north_in && west_in ? static_cast<int32_t>(base) : -1;
-  offs[1] = north_in && east_in ? static_cast<int32_t>(base + 1) : -1;
-  offs[2] = south_in && west_in ? static_cast<int32_t>(base + g.in_w) : -1;
-  offs[3] = south_in && east_in ? static_cast<int32_t>(base + g.in_w + 1) : -1;
-}
-
-// Reads plane[offset], or 0 for the sentinel offset -1 (a tap outside the input).
-inline float Read(const float* plane, int32_t offset) { return offset >= 0 ? plane[offset] : 0.0f; }
-
-// Nearest tap of one grid point: an offset, or -1 when outside (or NaN).
-int32_t NearestTap(const Geometry& g, float gx, float gy) {
-  const float ix = PointX(g, gx), iy = PointY(g, gy);
-  // nearbyint rounds half to even under the default rounding mode, like ATen's CPU kernel.
-  const float rx = std::nearbyint(ix), ry = std::nearbyint(iy);
-  int64_t x = 0, y = 0;
-  if (!WholeIndex(rx, 0, g.in_w, &x) || !WholeIndex(ry, 0, g.in_h, &y)) return -1;
-  return static_cast<int32_t>(y * g.in_w + x);
-}
-
-// Bicubic taps of one grid point: 4 column offsets, 4 row offsets (-1 when outside) and the
-// separable weights. ATen pads each of the 16 integer tap coordinates, not the sample point.
-void BicubicTaps(const Geometry& g, float gx, float gy, int32_t cols[4], int32_t rows[4],
-                 float wx[4], float wy[4]) {
-  const float ix = g.unnormalize_x(gx), iy = g.unnormalize_y(gy);
-  const float fx = std::floor(ix), fy = std::floor(iy);
-  CubicCoefficients(ix - fx, wx);
-  CubicCoefficients(iy - fy, wy);
-  const bool finite = std::isfinite(fx) && std::isfinite(fy);
-  for (int k = 0; k < 4; ++k) {
-    cols[k] = rows[k] = -1;
-    if (!finite) continue;
-    const float cx = PadCoordinate(fx - 1.0f + k, g.in_w, g.p.padding, g.p.align_corners);
-    const float cy = PadCoordinate(fy - 1.0f + k, g.in_h, g.p.padding, g.p.align_corners);
-    int64_t x = 0, y = 0;
-    if (WholeIndex(cx, 0, g.in_w, &x)) cols[k] = static_cast<int32_t>(x);
-    if (WholeIndex(cy, 0, g.in_h, &y)) rows[k] = static_cast<int32_t>(y * g.in_w);
-  }
-}
+using shared::BicubicTaps;
+using shared::GridGeometry;
+using shared::NearestTap;
+using shared::PadCoordinate;
+using shared::PlaneBilinearTaps;
+using shared::Read;
+using Geometry = GridGeometry;
 
 // ---- Bilinear sampling of bordered planes ----------------------------------------------------------
 //
@@ -365,10 +249,7 @@ Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, 
                   float* output, void* scratch, const TaskRunner& runner) {
   const int64_t out_plane = out_h * out_w;
   const int64_t in_plane = in_h * in_w;
-  if (in_plane > INT32_MAX) {
-    return Status::Error("input planes of more than 2^31 - 1 elements are not supported, got ",
-                         in_h, "x", in_w);
-  }
+  OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleInputPlane(in_h, in_w));
   const Geometry geo(p, in_h, in_w);
   if (p.interpolation == GridInterpolation::kBilinear && UseBorderedPlanes(channels, in_h, in_w, out_plane)) {
     return GridSampleBordered(geo, input, batch, channels, grid, out_plane, output,
@@ -400,29 +281,15 @@ Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, 
     if (p.interpolation == GridInterpolation::kBilinear) {
       for (int64_t i = begin; i < end; ++i) {
         const int32_t* o = taps + i * kTapWords;
-        const float* w = reinterpret_cast<const float*>(o) + 4;
-        // ATen's order: (nw_val * nw) + (ne_val * ne) + (sw_val * sw) + (se_val * se).
-        out[i] = Read(plane, o[0]) * w[0] + Read(plane, o[1]) * w[1] + Read(plane, o[2]) * w[2] +
-                 Read(plane, o[3]) * w[3];
+        out[i] = shared::BilinearValue(plane, o, reinterpret_cast<const float*>(o) + 4);
       }
     } else if (p.interpolation == GridInterpolation::kNearest) {
       for (int64_t i = begin; i < end; ++i) out[i] = Read(plane, taps[i * kTapWords]);
     } else {
       for (int64_t i = begin; i < end; ++i) {
         const int32_t* cols = taps + i * kTapWords;
-        const int32_t* rows = cols + 4;
         const float* wx = reinterpret_cast<const float*>(cols) + 8;
-        const float* wy = wx + 4;
-        // Interpolate along x within each of the 4 rows, then along y (ATen's order).
-        float row_values[4];
-        for (int k = 0; k < 4; ++k) {
-          const int32_t r = rows[k];
-          float v[4];
-          for (int j = 0; j < 4; ++j) v[j] = (r >= 0 && cols[j] >= 0) ? plane[r + cols[j]] : 0.0f;
-          row_values[k] = v[0] * wx[0] + v[1] * wx[1] + v[2] * wx[2] + v[3] * wx[3];
-        }
-        out[i] = row_values[0] * wy[0] + row_values[1] * wy[1] + row_values[2] * wy[2] +
-                 row_values[3] * wy[3];
+        out[i] = shared::BicubicValue(plane, cols, cols + 4, wx, wx + 4);
       }
     }
   };

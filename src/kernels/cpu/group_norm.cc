@@ -4,7 +4,7 @@
 // contiguous in memory. Each block is normalized by its own mean and biased variance in two
 // passes over it:
 //
-// 1. Statistics, one read. The values are shifted by the block's first value K and the sums of
+// 1. Statistics, one read (kernels/shared/group_norm_stats.h, shared with the CUDA kernel). The values are shifted by the block's first value K and the sums of
 //    d = x - K and d^2 are accumulated in float64; then mean = K + sum / n and
 //    var = sum_sq / n - (sum / n)^2. Any value of the block satisfies (K - mean)^2 <= n var, so
 //    the cancellation in that difference costs at most log2(n) of float64's 53 bits: the variance
@@ -30,25 +30,28 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/shared/group_norm_stats.h"
+
 namespace opbridge::cpu {
 namespace {
 
-constexpr int64_t kChunk = 16384;         // values per statistics chunk (64 KiB)
-constexpr int kLanes = 8;                 // partial sums per chunk
+constexpr int64_t kChunk = shared::kNormChunk;
+constexpr int kLanes = shared::kNormLanes;
 constexpr int64_t kMinBlockTasks = 32;    // fewer blocks than this: parallel over chunks
 constexpr int64_t kTaskValues = 1 << 16;  // small blocks are grouped into tasks of about this many values
 
-struct Moments {
-  double sum = 0.0;     // of x - shift
-  double sum_sq = 0.0;  // of (x - shift)^2
-};
+using shared::BlockStats;
+using shared::Moments;
 
 // kLanes values as one vector (GCC's vector extensions: lowered to 4 SSE, 2 AVX2 or 1 AVX-512
 // registers, lane by lane, so every CPU level adds the same numbers in the same order).
 typedef float Floats __attribute__((vector_size(kLanes * sizeof(float))));
 typedef double Doubles __attribute__((vector_size(kLanes * sizeof(double))));
 
-double SumLanes(const Doubles& v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+double SumLanes(const Doubles& v) {
+  const double lanes[kLanes] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+  return shared::SumLanes(lanes);
+}
 
 // The sums of d = x - shift and d^2 over x[0, count), in float64: element i goes to lane
 // i % kLanes, and the lanes are added pairwise at the end.
@@ -77,25 +80,6 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) Mo
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void NormalizeValues(
     const float* __restrict x, int64_t count, float mean, float a, float b, float* __restrict y) {
   for (int64_t i = 0; i < count; ++i) y[i] = (x[i] - mean) * a + b;
-}
-
-struct BlockStats {
-  float mean;        // the mean rounded to float32
-  double residual;   // mean - (its float32 rounding)
-  double inv_std;    // 1 / sqrt(var + epsilon)
-};
-
-BlockStats StatsOf(const Moments& m, int64_t count, double shift, float epsilon) {
-  const double n = static_cast<double>(count);
-  const double mean_shifted = m.sum / n;
-  double var = m.sum_sq / n - mean_shifted * mean_shifted;
-  if (var < 0.0) var = 0.0;  // rounding can take a zero variance below 0 (NaN stays NaN)
-  const double mean = shift + mean_shifted;
-  BlockStats s;
-  s.mean = static_cast<float>(mean);
-  s.residual = mean - static_cast<double>(s.mean);
-  s.inv_std = 1.0 / std::sqrt(var + static_cast<double>(epsilon));
-  return s;
 }
 
 struct Problem {
@@ -127,7 +111,7 @@ struct Problem {
       total.sum += m.sum;
       total.sum_sq += m.sum_sq;
     }
-    return StatsOf(total, block_size, Shift(block), epsilon);
+    return shared::StatsOf(total, block_size, Shift(block), epsilon);
   }
 
   // Normalizes values [begin, end) of `block`, channel by channel.
@@ -139,14 +123,11 @@ struct Problem {
       const int64_t k = i / spatial;
       const int64_t stop = std::min(end, (k + 1) * spatial);
       const int64_t c = first_channel + k;
-      const double a = (scale ? static_cast<double>(scale[c]) : 1.0) * s.inv_std;
-      const float a32 = static_cast<float>(a);
-      const float b32 = static_cast<float>((bias ? static_cast<double>(bias[c]) : 0.0) -
-                                           s.residual * static_cast<double>(a32));
+      const shared::ChannelAffine affine = shared::AffineOf(s, scale, bias, c);
       if (stop - i < 16) {  // short planes (spatial size 1, say): not worth the dispatch
-        for (int64_t j = i; j < stop; ++j) y[j] = (x[j] - s.mean) * a32 + b32;
+        for (int64_t j = i; j < stop; ++j) y[j] = shared::NormalizeValue(x[j], s.mean, affine);
       } else {
-        NormalizeValues(x + i, stop - i, s.mean, a32, b32, y + i);
+        NormalizeValues(x + i, stop - i, s.mean, affine.a, affine.b, y + i);
       }
       i = stop;
     }

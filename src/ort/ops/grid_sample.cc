@@ -29,15 +29,23 @@ Status GridSampleOp::Create(const OrtApi& api, const OrtKernelInfo* info,
   return Status::Ok();
 }
 
+Status GridSampleOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* grid,
+                             float** output) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, grid));
+  OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleShapes(input->shape, grid->shape));
+  const Shape out_shape = GridSampleOutputShape(input->shape, grid->shape);
+  void* data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
+  *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(data);
+  return Status::Ok();
+}
+
 Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, grid;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &grid));
-  OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleShapes(input.shape, grid.shape));
-  const Shape out_shape = GridSampleOutputShape(input.shape, grid.shape);
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &grid, &output));
+  if (output == nullptr) return Status::Ok();
   // The 1.25 MB of taps comes from the heap, not ORT's allocator: ORT's arena grows by doubling
   // regions, and a 1 MB request next to the 8 MB outputs raised the process's peak memory by
   // 20-30 MB over ORT's built-in GridSample (measured with `opbridge bench`). The heap returns
@@ -45,7 +53,7 @@ Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   std::unique_ptr<int32_t[]> taps(new int32_t[cpu::GridSampleScratchBytes() / sizeof(int32_t)]);
   return cpu::GridSample(params_, input.Data<float>(), input.shape[0], input.shape[1],
                          input.shape[2], input.shape[3], grid.Data<float>(), grid.shape[1],
-                         grid.shape[2], static_cast<float*>(output), taps.get(), OrtTaskRunner(api, ctx));
+                         grid.shape[2], output, taps.get(), OrtTaskRunner(api, ctx));
 }
 
 Status GridSampleOp::InferShape(const ShapeInference& infer) {

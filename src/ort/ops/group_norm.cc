@@ -59,13 +59,18 @@ Status GroupNormOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::un
   return Status::Ok();
 }
 
+Status GroupNormOp::Inputs(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* scale,
+                           InputTensor* bias) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scale));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, bias));
+  return CheckGroupNormShapes(input->shape, params_.num_groups, scale->present ? &scale->shape : nullptr,
+                              bias->present ? &bias->shape : nullptr);
+}
+
 Status GroupNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, scale, bias;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scale));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &bias));
-  OPBRIDGE_RETURN_IF_ERROR(CheckGroupNormShapes(input.shape, params_.num_groups, scale.present ? &scale.shape : nullptr,
-                                                bias.present ? &bias.shape : nullptr));
+  OPBRIDGE_RETURN_IF_ERROR(Inputs(api, ctx, &input, &scale, &bias));
   return RunGroupNorm(api, ctx, input, params_.num_groups, scale, bias, params_.epsilon);
 }
 
@@ -91,16 +96,22 @@ Status TutorialGroupNormOp::Create(const OrtApi& api, const OrtKernelInfo* info,
   return Status::Ok();
 }
 
-Status TutorialGroupNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor input, groups, scale, bias;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
+Status TutorialGroupNormOp::Inputs(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, int64_t* num_groups,
+                                   InputTensor* scale, InputTensor* bias) const {
+  InputTensor groups;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &groups));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &scale));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, &bias));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, scale));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, bias));
   OPBRIDGE_RETURN_IF_ERROR(CheckNumGroupsTensorShape(groups.shape));
+  OPBRIDGE_RETURN_IF_ERROR(NumGroupsFromValue(groups.Data<float>()[0], num_groups));
+  return CheckGroupNormShapes(input->shape, *num_groups, &scale->shape, &bias->shape);
+}
+
+Status TutorialGroupNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, scale, bias;
   int64_t num_groups = 0;
-  OPBRIDGE_RETURN_IF_ERROR(NumGroupsFromValue(groups.Data<float>()[0], &num_groups));
-  OPBRIDGE_RETURN_IF_ERROR(CheckGroupNormShapes(input.shape, num_groups, &scale.shape, &bias.shape));
+  OPBRIDGE_RETURN_IF_ERROR(Inputs(api, ctx, &input, &num_groups, &scale, &bias));
   return RunGroupNorm(api, ctx, input, num_groups, scale, bias, epsilon_);
 }
 

@@ -15,9 +15,13 @@ class GroupNormOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<GroupNormOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // group_norm_cuda.cc
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  Status Inputs(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* scale,
+                InputTensor* bias) const;
   GroupNormParams params_;
 };
 
@@ -29,9 +33,14 @@ class TutorialGroupNormOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<TutorialGroupNormOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // group_norm_cuda.cc
+  // num_groups, a float tensor whose value the launch needs, stays on the host.
+  static bool CudaInputOnHost(size_t index) { return index == 1; }
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  Status Inputs(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, int64_t* num_groups,
+                InputTensor* scale, InputTensor* bias) const;
   float epsilon_;
 };
 
@@ -43,5 +52,10 @@ Status InferShapeOfInput(const ShapeInference& infer);
 // product of the other dims may not even fit in int64 then).
 Status AllocateNormOutput(const OrtApi& api, OrtKernelContext* ctx, const Shape& shape, float** output,
                           bool* has_values);
+
+// The CUDA twins' common run (group_norm_cuda.cc): normalizes `input` (device memory, shapes
+// checked) in num_groups groups into output 0; absent scale and bias are 1 and 0.
+Status RunGroupNormCuda(const OrtApi& api, OrtKernelContext* ctx, const InputTensor& input, int64_t num_groups,
+                        const InputTensor& scale, const InputTensor& bias, float epsilon);
 
 }  // namespace opbridge::ort

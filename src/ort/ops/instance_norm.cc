@@ -27,12 +27,17 @@ Status InstanceNormOp::Create(const OrtApi& api, const OrtKernelInfo* info, std:
   return Status::Ok();
 }
 
+Status InstanceNormOp::Inputs(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* scale,
+                              InputTensor* bias) {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scale));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, bias));
+  return CheckInstanceNormShapes(input->shape, scale->shape, bias->shape);
+}
+
 Status InstanceNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, scale, bias;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scale));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &bias));
-  OPBRIDGE_RETURN_IF_ERROR(CheckInstanceNormShapes(input.shape, scale.shape, bias.shape));
+  OPBRIDGE_RETURN_IF_ERROR(Inputs(api, ctx, &input, &scale, &bias));
   float* output = nullptr;
   bool has_values = false;
   OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));

@@ -14,9 +14,13 @@ class InstanceNormOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<InstanceNormOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // instance_norm_cuda.cc
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  static Status Inputs(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* scale,
+                       InputTensor* bias);
   InstanceNormParams params_;
 };
 

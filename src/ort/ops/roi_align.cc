@@ -58,20 +58,27 @@ Status RoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
   return Status::Ok();
 }
 
+Status RoiAlignOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* rois,
+                           float** output) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, rois));
+  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignShapes(input->shape, rois->shape));
+  const Shape out_shape = RoiAlignOutputShape(params_, input->shape, rois->shape);
+  void* data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
+  *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(data);
+  return Status::Ok();
+}
+
 Status RoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, rois;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &rois));
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignShapes(input.shape, rois.shape));
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &rois, &output));
   const int64_t batch = input.shape[0];
   OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), rois.shape[0], batch));
-  const Shape out_shape = RoiAlignOutputShape(params_, input.shape, rois.shape);
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
-  return cpu::RoiAlign(params_, input.Data<float>(), batch, input.shape[1], input.shape[2],
-                       input.shape[3], rois.Data<float>(), rois.shape[0],
-                       static_cast<float*>(output), OrtTaskRunner(api, ctx));
+  if (output == nullptr) return Status::Ok();
+  return cpu::RoiAlign(params_, input.Data<float>(), batch, input.shape[1], input.shape[2], input.shape[3],
+                       rois.Data<float>(), rois.shape[0], output, OrtTaskRunner(api, ctx));
 }
 
 Status RoiAlignOp::InferShape(const ShapeInference& infer) {

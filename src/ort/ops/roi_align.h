@@ -19,6 +19,9 @@ class RoiAlignOp {
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // Both Computes: the inputs, their shape checks and the output (null when it has no elements).
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* rois,
+                 float** output) const;
   RoiAlignParams params_;
 };
 

@@ -9,17 +9,13 @@ namespace opbridge::ort {
 
 Status RoiAlignOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, rois;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &rois));
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignShapes(input.shape, rois.shape));
-  const Shape out_shape = RoiAlignOutputShape(params_, input.shape, rois.shape);
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &rois, &output));
+  if (output == nullptr) return Status::Ok();
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
   return cuda::RoiAlign(params_, input.Data<float>(), input.shape[0], input.shape[1], input.shape[2], input.shape[3],
-                        rois.Data<float>(), rois.shape[0], static_cast<float*>(output), cuda.stream);
+                        rois.Data<float>(), rois.shape[0], output, cuda.stream);
 }
 
 }  // namespace opbridge::ort

@@ -1,0 +1,38 @@
+// Group normalization ORT glue, CUDA twins: opbridge::GroupNorm and the ONNX tutorial's
+// identities on the CUDA execution provider, with the CPU ops' checks (the tutorial's num_groups
+// input is taken on the host). The kernel gives the CPU kernel's bits.
+#include "kernels/cuda/group_norm.h"
+#include "ort/cuda_glue.h"
+#include "ort/ops/group_norm.h"
+
+namespace opbridge::ort {
+
+Status RunGroupNormCuda(const OrtApi& api, OrtKernelContext* ctx, const InputTensor& input, int64_t num_groups,
+                        const InputTensor& scale, const InputTensor& bias, float epsilon) {
+  float* output = nullptr;
+  bool has_values = false;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));
+  if (!has_values) return Status::Ok();
+  CudaContext cuda;
+  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
+  OrtScratchAllocator scratch(api, ctx, cuda.device);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cuda::GroupNorm(input.Data<float>(), NormLayoutOf(input.shape), num_groups,
+                         scale.present ? scale.Data<float>() : nullptr, bias.present ? bias.Data<float>() : nullptr,
+                         epsilon, output, scratch, cuda.stream);
+}
+
+Status GroupNormOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, scale, bias;
+  OPBRIDGE_RETURN_IF_ERROR(Inputs(api, ctx, &input, &scale, &bias));
+  return RunGroupNormCuda(api, ctx, input, params_.num_groups, scale, bias, params_.epsilon);
+}
+
+Status TutorialGroupNormOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, scale, bias;
+  int64_t num_groups = 0;
+  OPBRIDGE_RETURN_IF_ERROR(Inputs(api, ctx, &input, &num_groups, &scale, &bias));
+  return RunGroupNormCuda(api, ctx, input, num_groups, scale, bias, epsilon_);
+}
+
+}  // namespace opbridge::ort
