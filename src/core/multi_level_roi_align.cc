@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/shared/roi_levels.h"
+
 namespace opbridge {
 
 Status MakeRoiLevelParams(const std::vector<float>& featmap_strides, float roi_scale_factor, int64_t finest_scale,
@@ -90,23 +92,9 @@ Status CheckMultiLevelRoiAlignShapes(const MultiLevelRoiAlignParams& params, con
 }
 
 int64_t MmdetRoiLevel(float scale, int64_t finest_scale, int64_t num_levels) {
-  // torch: floor(log2(scale / finest_scale + 1e-6)) on a float32 tensor, the Python int and
-  // float converted to float32.
-  const float level = std::floor(std::log2(scale / static_cast<float>(finest_scale) + 1e-6f));
-  if (std::isnan(level)) return -1;
-  // clamp(min=0, max=L-1) before the conversion to an integer (an infinite scale: the last level).
-  return static_cast<int64_t>(std::min(std::max(level, 0.0f), static_cast<float>(num_levels - 1)));
+  return shared::MmdetRoiLevel(scale, finest_scale, num_levels);
 }
 
-void MmdetRoiRescale(const float* box, float factor, float* rescaled) {
-  const float cx = (box[0] + box[2]) * 0.5f;
-  const float cy = (box[1] + box[3]) * 0.5f;
-  const float half_w = (box[2] - box[0]) * factor * 0.5f;
-  const float half_h = (box[3] - box[1]) * factor * 0.5f;
-  rescaled[0] = cx - half_w;
-  rescaled[1] = cy - half_h;
-  rescaled[2] = cx + half_w;
-  rescaled[3] = cy + half_h;
-}
+void MmdetRoiRescale(const float* box, float factor, float* rescaled) { shared::MmdetRoiRescale(box, factor, rescaled); }
 
 }  // namespace opbridge

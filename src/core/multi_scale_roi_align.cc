@@ -57,18 +57,13 @@ Status CheckMultiScaleRoiAlignShapes(const MultiScaleRoiAlignParams& params, con
   return Status::Ok();
 }
 
+shared::TorchvisionLevelMapper LevelMapperOf(const MultiScaleRoiAlignParams& params) {
+  return {params.canonical_scale, params.canonical_level, params.k_min, params.k_max,
+          static_cast<int64_t>(params.spatial_scales.size())};
+}
+
 int64_t MultiScaleRoiLevel(const MultiScaleRoiAlignParams& params, const float* box) {
-  // LevelMapper: s = sqrt(box_area); floor(lvl0 + log2(s / s0) + eps), clamped to [k_min, k_max],
-  // minus k_min. Every step is a float32 tensor operation in torchvision.
-  const float area = (box[2] - box[0]) * (box[3] - box[1]);
-  const float s = std::sqrt(area);
-  const float level = std::floor(static_cast<float>(params.canonical_level) +
-                                 std::log2(s / static_cast<float>(params.canonical_scale)) + 1e-6f);
-  if (std::isnan(level)) return -1;
-  // torch.clamp(x, min, max) is min(max(x, min), max): with min > max every value becomes max.
-  const float clamped = std::min(std::max(level, static_cast<float>(params.k_min)), static_cast<float>(params.k_max));
-  const int64_t index = static_cast<int64_t>(clamped) - params.k_min;
-  return index >= 0 && index < static_cast<int64_t>(params.spatial_scales.size()) ? index : -1;
+  return shared::TorchvisionRoiLevel(LevelMapperOf(params), box);
 }
 
 }  // namespace opbridge

@@ -11,6 +11,7 @@
 #include "core/roi_align.h"
 #include "core/shape.h"
 #include "core/status.h"
+#include "kernels/shared/roi_levels.h"
 
 namespace opbridge {
 
@@ -36,5 +37,7 @@ Status CheckMultiScaleRoiAlignShapes(const MultiScaleRoiAlignParams& params, con
 // an index into the feature maps; -1 when it has none (a NaN box, which torchvision's mapper
 // leaves out, so its row stays 0).
 int64_t MultiScaleRoiLevel(const MultiScaleRoiAlignParams& params, const float* box);
+// The mapper's constants, for device code (kernels/shared/roi_levels.h).
+shared::TorchvisionLevelMapper LevelMapperOf(const MultiScaleRoiAlignParams& params);
 
 }  // namespace opbridge

@@ -121,6 +121,9 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       // registration and checks that every twin has the same inputs and outputs.
       CudaOp<RoiAlignOp>("mmcv", "MMCVRoiAlign", "roi_align"),
       CudaOp<RoiAlignOp>("opbridge", "RoiAlign", "roi_align"),
+      CudaOp<MultiScaleRoiAlignOp>("opbridge", "MultiScaleRoiAlign", "multi_scale_roi_align"),
+      CudaOp<MultiLevelRoiAlignOp>("opbridge", "MultiLevelRoiAlign", "multi_level_roi_align"),
+      CudaOp<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
       CudaOp<GridSampleOp>("mmcv", "grid_sampler", "grid_sample"),
       CudaOp<GridSampleOp>("mmdeploy", "grid_sampler", "grid_sample"),
       CudaOp<GridSampleOp>("opbridge", "GridSample", "grid_sample"),

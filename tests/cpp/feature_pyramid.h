@@ -2,13 +2,17 @@
 // ... (each level halves the sides), normal values from a fixed seed.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/multi_scale_roi_align.h"  // FeatureLevel
+#include "kernels/shared/roi_align_levels.h"
 
 namespace opbridge::testing {
+
+using cpu::FeatureLevel;
 
 struct Pyramid {
   std::vector<std::vector<float>> maps;
@@ -26,6 +30,38 @@ inline Pyramid MakePyramid(size_t count, int64_t batch, int64_t channels, unsign
   }
   for (size_t l = 0; l < count; ++l) p.levels.push_back({p.maps[l].data(), 96 >> l, 80 >> l});
   return p;
+}
+
+// The multi-level RoIAlign CUDA kernel's code, run on the host: every output element of every
+// launch (shared::kMaxFeatureMaps maps each) as the CUDA glue makes them. Elements no launch
+// writes keep -1.
+inline std::vector<float> RunLeveledRoiAlignDeviceCode(const RoiAlignParams& p, const std::vector<FeatureLevel>& levels,
+                                                       const std::vector<float>& scales,
+                                                       const shared::RoiLeveling& leveling, int64_t batch,
+                                                       int64_t channels, const std::vector<float>& rois) {
+  const int64_t num_rois = static_cast<int64_t>(rois.size() / 5), total = static_cast<int64_t>(levels.size());
+  std::vector<float> out(static_cast<size_t>(num_rois * channels * p.output_height * p.output_width), -1.0f);
+  std::vector<const float*> data;
+  std::vector<int64_t> heights, widths;
+  for (const FeatureLevel& l : levels) {
+    data.push_back(l.data);
+    heights.push_back(l.height);
+    widths.push_back(l.width);
+  }
+  for (int64_t first = 0; first < total; first += shared::kMaxFeatureMaps) {
+    const shared::FeatureMaps maps =
+        shared::FeatureMapsFrom(first, total, data.data(), heights.data(), widths.data(), scales.data());
+    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
+      shared::LeveledRoiAlignElement(p, maps, leveling, batch, channels, rois.data(), i, out.data());
+    }
+  }
+  return out;
+}
+
+// a == b, NaN equal to NaN; or, with a relative tolerance, |a - b| <= tol * (1 + |a|).
+inline bool SameValue(float a, float b, float tol = 0.0f) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b || std::fabs(a - b) <= tol * (1.0f + std::fabs(a));
 }
 
 }  // namespace opbridge::testing

@@ -175,5 +175,55 @@ TEST(MultiLevelRoiAlignParams, RejectBadValuesAndShapes) {
   EXPECT_TRUE(CheckMultiLevelRoiAlignShapes(p, {0, 5}, {{1, 2, 8, 8}, {1, 2, 0, 4}}).ok());
 }
 
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// Each thread of the CUDA kernel maps its RoI to a level and pools its element there
+// (shared::LeveledRoiAlignElement); the CPU kernel groups the RoIs by level. Same values: "max" bit
+// for bit, "avg" to float32 rounding (the CPU kernel sums separably), zero rows for RoIs without a
+// level, and with one map every RoI pooled as given (the NaN box to NaN).
+shared::RoiLeveling MmdetLeveling(const MultiLevelRoiAlignParams& p) {
+  shared::RoiLeveling leveling{};
+  leveling.kind = shared::RoiLeveling::kMmdet;
+  leveling.finest_scale = p.finest_scale;
+  leveling.rescale = p.rescale;
+  leveling.roi_scale_factor = p.roi_scale_factor;
+  return leveling;
+}
+
+TEST(MultiLevelRoiAlignDeviceCode, MatchesTheCpuKernel) {
+  const int64_t batch = 2, channels = 3, num_rois = static_cast<int64_t>(kRois.size() / 5), row = channels * 12;
+  for (size_t levels : {1, 4}) {
+    const Pyramid pyramid = MakePyramid(levels, batch, channels);
+    for (int64_t pool_mode : {0, 1}) {
+      for (float factor : {-1.0f, 1.5f}) {
+        for (int64_t aligned : {0, 1}) {
+          const auto p = Params(levels, pool_mode, factor, aligned);
+          std::vector<float> cpu(num_rois * row);
+          HeapScratchAllocator heap;
+          ASSERT_TRUE(cpu::MultiLevelRoiAlign(p, pyramid.levels.data(), batch, channels, kRois.data(), num_rois,
+                                              cpu.data(), heap, SerialTaskRunner()).ok());
+          const auto device = testing::RunLeveledRoiAlignDeviceCode(p.roi_align, pyramid.levels, p.spatial_scales,
+                                                                    MmdetLeveling(p), batch, channels, kRois);
+          for (size_t k = 0; k < cpu.size(); ++k) {
+            ASSERT_TRUE(testing::SameValue(cpu[k], device[k], pool_mode == 1 ? 1e-5f : 0.0f))
+                << levels << " levels, mode " << pool_mode << ", factor " << factor << ", aligned " << aligned
+                << ": element " << k << " " << cpu[k] << " vs " << device[k];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MultiLevelRoiAlignDeviceCode, BadBatchIndicesGiveNanRows) {
+  // The CPU op reports these (CheckRoiAlignRois); the kernel cannot, without a synchronization.
+  const Pyramid pyramid = MakePyramid(2, 1, 1);
+  const auto p = Params(2, 1, -1.0f);
+  const std::vector<float> rois = {1, 0, 0, 10, 10,  kNaN, 0, 0, 10, 10,  0, 0, 0, 10, 10};
+  const auto device = testing::RunLeveledRoiAlignDeviceCode(p.roi_align, pyramid.levels, p.spatial_scales,
+                                                            MmdetLeveling(p), 1, 1, rois);
+  for (size_t k = 0; k < 24; ++k) EXPECT_TRUE(std::isnan(device[k])) << k;
+  for (size_t k = 24; k < 36; ++k) EXPECT_FALSE(std::isnan(device[k])) << k;
+}
+
 }  // namespace
 }  // namespace opbridge

@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "feature_pyramid.h"
 #include "kernels/cpu/roi_align.h"
 #include "task_runners.h"
 
@@ -105,6 +107,61 @@ TEST(MultiScaleRoiAlignParams, RejectBadValuesAndShapes) {
   EXPECT_NE(CheckMultiScaleRoiAlignShapes(p, {3, 5}, {{1, 2, 8, 8}, {1, 3, 4, 4}}).message().find("feature map 1"),
             std::string::npos);
   EXPECT_NE(CheckMultiScaleRoiAlignShapes(p, {3, 5}, {{1, 2, 8, 8}, {2, 4, 4}}).message().find("rank 4"), std::string::npos);
+}
+
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// The CUDA kernel's threads map their RoI with torchvision's LevelMapper themselves
+// (shared::LeveledRoiAlignElement): the CPU kernel's values to float32 rounding (it sums
+// separably), zero rows for RoIs without a level, also for a pyramid of more maps than one launch
+// takes (12: two launches, each writing the rows of its maps' RoIs).
+void ExpectDeviceCodeMatchesCpu(const std::vector<float>& scales, const std::vector<int64_t>& sides,
+                                const std::vector<float>& rois) {
+  const auto p = Params(scales);
+  const int64_t batch = 2, channels = 2, num_rois = static_cast<int64_t>(rois.size() / 5);
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal;
+  std::vector<std::vector<float>> maps;
+  std::vector<cpu::FeatureLevel> levels;
+  for (int64_t side : sides) {
+    maps.emplace_back(batch * channels * side * side);
+    for (auto& v : maps.back()) v = normal(rng);
+    levels.push_back({maps.back().data(), side, side});
+  }
+  std::vector<float> cpu(num_rois * channels * 49);
+  HeapScratchAllocator heap;
+  ASSERT_TRUE(cpu::MultiScaleRoiAlign(p, levels.data(), batch, channels, rois.data(), num_rois, cpu.data(), heap,
+                                      SerialTaskRunner()).ok());
+  shared::RoiLeveling leveling{};
+  leveling.kind = shared::RoiLeveling::kTorchvision;
+  leveling.torchvision = LevelMapperOf(p);
+  const auto device =
+      testing::RunLeveledRoiAlignDeviceCode(p.roi_align, levels, scales, leveling, batch, channels, rois);
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    ASSERT_TRUE(testing::SameValue(cpu[k], device[k], 1e-5f)) << k << ": " << cpu[k] << " vs " << device[k];
+  }
+}
+
+TEST(MultiScaleRoiAlignDeviceCode, MatchesTheCpuKernel) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  ExpectDeviceCodeMatchesCpu({0.25f, 0.125f, 0.0625f}, {64, 32, 16},
+                             {0, 10, 10, 40, 30,   1, 0, 0, 150, 180,   0, 20, 5, 140, 90,
+                              1, 3, 3, 200, 250,   0, nan, 0, 5, 5,    1, 50, 50, 20, 20});
+}
+
+TEST(MultiScaleRoiAlignDeviceCode, TakesMoreMapsThanOneLaunch) {
+  std::vector<float> scales;
+  std::vector<int64_t> sides;
+  for (int l = 1; l <= 12; ++l) {
+    scales.push_back(std::ldexp(1.0f, -l));
+    sides.push_back(std::max(2, 96 >> l));
+  }
+  std::vector<float> rois;
+  for (int k = 0; k < 14; ++k) {  // sqrt(area) from 14 to 14 * 2^13: levels 1 (clamped) to 12 (clamped)
+    const float side = 14.0f * std::ldexp(1.0f, k);
+    rois.insert(rois.end(), {static_cast<float>(k % 2), 3.0f, 5.0f, 3.0f + side, 5.0f + side});
+  }
+  rois.insert(rois.end(), {0, std::numeric_limits<float>::quiet_NaN(), 0, 1, 1});  // no level
+  ExpectDeviceCodeMatchesCpu(scales, sides, rois);
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, cons
   const int64_t r = static_cast<int64_t>(rois.size() / 5);
   std::vector<float> out(static_cast<size_t>(r * f.c * p.output_height * p.output_width), -1.0f);
   for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
-    shared::RoiAlignElement(p, f.data.data(), f.n, f.c, f.h, f.w, rois.data(), i, out.data(), nullptr);
+    shared::RoiAlignElement(p, f.data.data(), f.n, f.c, f.h, f.w, rois.data(), i, out.data());
   }
   return out;
 }

@@ -9,12 +9,13 @@
 
 #include "kernels/cpu/roi_align.h"
 #include "kernels/cpu/roi_levels.h"
+#include "kernels/shared/roi_levels.h"
 
 namespace opbridge::cpu {
 namespace {
 
 // Rows (batch_index, x1, y1, x2, y2): mmdet's scale sqrt((x2 - x1) * (y2 - y1)) and roi_rescale.
-float BoxScale(const float* roi) { return std::sqrt((roi[3] - roi[1]) * (roi[4] - roi[2])); }
+float BoxScale(const float* roi) { return shared::MmdetBoxScale(roi); }
 
 void RescaleBox(const float* roi, float factor, float* rescaled) {
   rescaled[0] = roi[0];

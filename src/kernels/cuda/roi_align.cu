@@ -11,22 +11,20 @@ namespace opbridge::cuda {
 namespace {
 
 __global__ void RoiAlignKernel(RoiAlignParams p, const float* input, int64_t batch, int64_t channels, int64_t height,
-                               int64_t width, const float* rois, int64_t count, float* output,
-                               const int64_t* output_rows) {
+                               int64_t width, const float* rois, int64_t count, float* output) {
   OPBRIDGE_CUDA_FOR(index, count) {
-    shared::RoiAlignElement(p, input, batch, channels, height, width, rois, index, output, output_rows);
+    shared::RoiAlignElement(p, input, batch, channels, height, width, rois, index, output);
   }
 }
 
 }  // namespace
 
 Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
-                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream,
-                const int64_t* output_rows) {
+                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream) {
   const int64_t count = num_rois * channels * params.output_height * params.output_width;
   if (count == 0) return Status::Ok();
   RoiAlignKernel<<<BlocksFor(count), kThreads, 0, stream>>>(params, input, batch, channels, height, width, rois,
-                                                             count, output, output_rows);
+                                                             count, output);
   return LaunchStatus("the RoIAlign kernel");
 }
 

@@ -13,10 +13,8 @@ namespace opbridge::cuda {
 // out_h, out_w], all in device memory. The rois are read on the device only, so the checks the CPU
 // kernel makes on their values (CheckRoiAlignRois, CheckRoiSampleBudget) become defined results
 // here, without a synchronization: a RoI whose batch index is out of range or NaN, or whose
-// sampling grid exceeds the sample limits, gives a row of NaN. With output_rows (device memory),
-// roi k writes output row output_rows[k] (multi-level RoIAlign).
+// sampling grid exceeds the sample limits, gives a row of NaN.
 Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
-                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream,
-                const int64_t* output_rows = nullptr);
+                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream);
 
 }  // namespace opbridge::cuda

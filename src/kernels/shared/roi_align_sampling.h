@@ -128,28 +128,32 @@ OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry&
   return best;
 }
 
-// What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
-// computes and writes: bin (ph, pw) of RoI r from channel c, or NaN where the CPU op reports an
+// Bin `bin` (ph * out_w + pw) of channel c of one RoI (batch_index, x1, y1, x2, y2) from input
+// [batch, channels, height, width], as the CUDA kernels compute it: NaN where the CPU op reports an
 // error the device cannot (a batch index outside (-1, N) or NaN, a sampling grid beyond the limits)
-// and for a non-finite box (NaN on the CPU too). With output_rows, RoI r writes row output_rows[r].
+// and for a non-finite box (NaN on the CPU too).
+OPBRIDGE_HD inline float RoiAlignValue(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
+                                       int64_t height, int64_t width, const float* roi, int64_t c, int64_t bin) {
+  const RoiGeometry g = MakeRoiGeometry(p, roi);
+  const float b = roi[0];
+  if (!(b > -1.0f && b < static_cast<float>(batch)) || !g.finite ||
+      !WithinSampleBudget(g.grid_h, g.grid_w, p.output_height, p.output_width)) {
+    return NAN;
+  }
+  const float* plane = input + (static_cast<int64_t>(b) * channels + c) * height * width;
+  return RoiAlignBin(p, g, plane, height, width, bin / p.output_width, bin % p.output_width);
+}
+
+// What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
+// computes and writes (RoiAlignValue).
 OPBRIDGE_HD inline void RoiAlignElement(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
                                         int64_t height, int64_t width, const float* rois, int64_t index,
-                                        float* output, const int64_t* output_rows) {
+                                        float* output) {
   const int64_t bins = p.output_height * p.output_width;
   const int64_t bin = index % bins;
   const int64_t c = (index / bins) % channels;
   const int64_t r = index / (bins * channels);
-  const float* roi = rois + r * 5;
-  const RoiGeometry g = MakeRoiGeometry(p, roi);
-  const float b = roi[0];
-  float value = NAN;
-  if (b > -1.0f && b < static_cast<float>(batch) && g.finite &&
-      WithinSampleBudget(g.grid_h, g.grid_w, p.output_height, p.output_width)) {
-    const float* plane = input + (static_cast<int64_t>(b) * channels + c) * height * width;
-    value = RoiAlignBin(p, g, plane, height, width, bin / p.output_width, bin % p.output_width);
-  }
-  const int64_t row = output_rows != nullptr ? output_rows[r] : r;
-  output[(row * channels + c) * bins + bin] = value;
+  output[index] = RoiAlignValue(p, input, batch, channels, height, width, rois + r * 5, c, bin);
 }
 
 }  // namespace opbridge::shared

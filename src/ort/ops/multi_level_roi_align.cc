@@ -46,30 +46,39 @@ Status MultiLevelRoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info
   return Status::Ok();
 }
 
-Status ComputeMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t roi_width, int64_t output_height,
-                         int64_t output_width, const LevelShapeCheck& check_shapes, const LevelKernel& kernel) {
+Status PrepareMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t output_height, int64_t output_width,
+                         const LevelShapeCheck& check_shapes, MultiLevelTensors* t) {
   size_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(InputCount(api, ctx, &count));
-  InputTensor rois;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &rois));
-  std::vector<InputTensor> maps(count > 0 ? count - 1 : 0);
-  std::vector<Shape> shapes(maps.size());
-  for (size_t l = 0; l < maps.size(); ++l) {
-    OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, l + 1, &maps[l]));
-    shapes[l] = maps[l].shape;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &t->rois));
+  t->maps.assign(count > 0 ? count - 1 : 0, InputTensor());
+  std::vector<Shape> shapes(t->maps.size());
+  for (size_t l = 0; l < t->maps.size(); ++l) {
+    OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, l + 1, &t->maps[l]));
+    shapes[l] = t->maps[l].shape;
   }
-  OPBRIDGE_RETURN_IF_ERROR(check_shapes(rois.shape, shapes));
-  const int64_t batch = shapes[0][0], channels = shapes[0][1], num_rois = rois.shape[0];
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), num_rois, batch, roi_width));
-  const Shape out_shape = {num_rois, channels, output_height, output_width};
+  OPBRIDGE_RETURN_IF_ERROR(check_shapes(t->rois.shape, shapes));
+  t->batch = shapes[0][0];
+  t->channels = shapes[0][1];
+  t->num_rois = t->rois.shape[0];
+  const Shape out_shape = {t->num_rois, t->channels, output_height, output_width};
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
-  std::vector<cpu::FeatureLevel> levels(maps.size());
-  for (size_t l = 0; l < maps.size(); ++l) levels[l] = {maps[l].Data<float>(), shapes[l][2], shapes[l][3]};
+  t->output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(output);
+  return Status::Ok();
+}
+
+Status ComputeMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t roi_width, int64_t output_height,
+                         int64_t output_width, const LevelShapeCheck& check_shapes, const LevelKernel& kernel) {
+  MultiLevelTensors t;
+  OPBRIDGE_RETURN_IF_ERROR(PrepareMultiLevel(api, ctx, output_height, output_width, check_shapes, &t));
+  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(t.rois.Data<float>(), t.num_rois, t.batch, roi_width));
+  if (t.output == nullptr) return Status::Ok();
+  std::vector<cpu::FeatureLevel> levels(t.maps.size());
+  for (size_t l = 0; l < t.maps.size(); ++l) levels[l] = {t.maps[l].Data<float>(), t.maps[l].shape[2], t.maps[l].shape[3]};
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return kernel(levels.data(), batch, channels, rois.Data<float>(), num_rois, static_cast<float*>(output), scratch,
+  return kernel(levels.data(), t.batch, t.channels, t.rois.Data<float>(), t.num_rois, t.output, scratch,
                 OrtTaskRunner(api, ctx));
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/cpu/multi_scale_roi_align.h"
+#include "ort/ops/multi_level_roi_align.h"  // ComputeMultiLevel
 #include "ort/ops/roi_align.h"
 
 namespace opbridge::ort {
@@ -41,29 +42,15 @@ Status MultiScaleRoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info
 }
 
 Status MultiScaleRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  size_t count = 0;
-  OPBRIDGE_RETURN_IF_ERROR(InputCount(api, ctx, &count));
-  InputTensor rois;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &rois));
-  std::vector<InputTensor> maps(count > 0 ? count - 1 : 0);
-  std::vector<Shape> shapes;
-  for (size_t l = 0; l < maps.size(); ++l) {
-    OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, l + 1, &maps[l]));
-    shapes.push_back(maps[l].shape);
-  }
-  OPBRIDGE_RETURN_IF_ERROR(CheckMultiScaleRoiAlignShapes(params_, rois.shape, shapes));
-  const int64_t batch = shapes[0][0], channels = shapes[0][1], num_rois = rois.shape[0];
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), num_rois, batch));
-  void* output = nullptr;
-  const Shape out_shape = {num_rois, channels, params_.roi_align.output_height, params_.roi_align.output_width};
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
-  std::vector<cpu::FeatureLevel> levels;
-  for (const InputTensor& m : maps) levels.push_back({m.Data<float>(), m.shape[2], m.shape[3]});
-  OrtScratchAllocator scratch(api, ctx);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::MultiScaleRoiAlign(params_, levels.data(), batch, channels, rois.Data<float>(), num_rois,
-                                 static_cast<float*>(output), scratch, OrtTaskRunner(api, ctx));
+  return ComputeMultiLevel(
+      api, ctx, 5, params_.roi_align.output_height, params_.roi_align.output_width,
+      [this](const Shape& rois, const std::vector<Shape>& features) {
+        return CheckMultiScaleRoiAlignShapes(params_, rois, features);
+      },
+      [this](const cpu::FeatureLevel* levels, int64_t batch, int64_t channels, const float* rois, int64_t num_rois,
+             float* output, ScratchAllocator& scratch, const TaskRunner& runner) {
+        return cpu::MultiScaleRoiAlign(params_, levels, batch, channels, rois, num_rois, output, scratch, runner);
+      });
 }
 
 Status MultiScaleRoiAlignOp::InferShape(const ShapeInference& infer) {

@@ -15,6 +15,8 @@ class MultiScaleRoiAlignOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MultiScaleRoiAlignOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // multi_scale_roi_align_cuda.cc
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

@@ -1,0 +1,26 @@
+// RoIAlign over a feature pyramid, CUDA kernel (float32, NCHW), for both multi-level RoIAlign ops:
+// opbridge::MultiScaleRoiAlign (torchvision's LevelMapper) and opbridge::MultiLevelRoiAlign /
+// mmdeploy::MMCVMultiLevelRoiAlign (mmdet's map_roi_levels and roi_rescale). Framework-free.
+#pragma once
+
+#include <stdint.h>
+
+#include "core/roi_align.h"
+#include "core/status.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/shared/roi_align_levels.h"
+
+namespace opbridge::cuda {
+
+// rois: [num_rois, 5]; maps: up to shared::kMaxFeatureMaps of the node's maps (maps.first ..);
+// output: [num_rois, channels, out_h, out_w]; all in device memory. One thread per output
+// element: each RoI gets its level on the device, so there is no grouping pass and no
+// synchronization. Rows of RoIs whose level is not among `maps` are left for the launch that has
+// it; a RoI without a level gets a zero row in the launch with maps.first == 0. As for RoIAlign, a
+// RoI whose batch index is out of range or NaN, or whose sampling grid exceeds the sample limits,
+// gives NaN (the CPU ops report an error there). params.spatial_scale is not read.
+Status LeveledRoiAlign(const RoiAlignParams& params, const shared::FeatureMaps& maps,
+                       const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
+                       int64_t num_rois, float* output, Stream stream);
+
+}  // namespace opbridge::cuda

@@ -1,0 +1,90 @@
+// RoIAlign over a feature pyramid, per output element, for the CUDA kernels of the multi-level
+// RoIAlign ops (host-and-device): torchvision's MultiScaleRoIAlign and mmdet's SingleRoIExtractor
+// (opbridge::MultiLevelRoiAlign). Each RoI gets its level from the op's mapper (and mmdet's
+// optional rescale), then its bins are RoIAlign's at that level's scale; a RoI without a level gets
+// a zero row, as both frameworks' outputs start as zeros. The CPU kernels group the RoIs by level
+// and pool each group with the RoIAlign kernel: the same values.
+#pragma once
+
+#include <stdint.h>
+
+#include "core/roi_align.h"
+#include "kernels/shared/host_device.h"
+#include "kernels/shared/roi_align_sampling.h"
+#include "kernels/shared/roi_levels.h"
+
+namespace opbridge::shared {
+
+// The maps one launch reads: mmdeploy's plugin limit (kMultiLevelRoiAlignMaxLevels); a
+// MultiScaleRoiAlign node with more maps takes one launch per kMaxFeatureMaps of them.
+constexpr int kMaxFeatureMaps = 10;
+
+// Feature maps first .. first + count - 1 of a node's `total`, by value (a kernel argument):
+// [batch, channels, height[l], width[l]] each.
+struct FeatureMaps {
+  const float* data[kMaxFeatureMaps];
+  int64_t height[kMaxFeatureMaps], width[kMaxFeatureMaps];
+  float spatial_scale[kMaxFeatureMaps];
+  int64_t first, count, total;
+};
+
+// Maps first .. first + kMaxFeatureMaps - 1 (at most) of a node's `total` maps, for one launch:
+// map l is data[l] [batch, channels, heights[l], widths[l]], pooled at scales[l].
+inline FeatureMaps FeatureMapsFrom(int64_t first, int64_t total, const float* const* data, const int64_t* heights,
+                                   const int64_t* widths, const float* scales) {
+  FeatureMaps maps{};
+  maps.first = first;
+  maps.count = Min<int64_t>(kMaxFeatureMaps, total - first);
+  maps.total = total;
+  for (int64_t l = 0; l < maps.count; ++l) {
+    maps.data[l] = data[first + l];
+    maps.height[l] = heights[first + l];
+    maps.width[l] = widths[first + l];
+    maps.spatial_scale[l] = scales[first + l];
+  }
+  return maps;
+}
+
+// How a RoI gets its level.
+struct RoiLeveling {
+  enum Kind { kTorchvision, kMmdet } kind;
+  TorchvisionLevelMapper torchvision;  // kTorchvision
+  int64_t finest_scale;                // kMmdet: map_roi_levels, unless there is one map
+  bool rescale;                        // kMmdet: roi_rescale by roi_scale_factor
+  float roi_scale_factor;
+};
+
+// The level of RoI row `roi` (batch_index, x1, y1, x2, y2), or -1; with mmdet's rescale, the box
+// to pool goes to `pooled` (else `roi` is copied there).
+OPBRIDGE_HD inline int64_t RoiLevelOf(const RoiLeveling& leveling, int64_t num_maps, const float* roi, float pooled[5]) {
+  for (int k = 0; k < 5; ++k) pooled[k] = roi[k];
+  if (leveling.kind == RoiLeveling::kTorchvision) return TorchvisionRoiLevel(leveling.torchvision, roi + 1);
+  if (num_maps == 1) return 0;  // mmdet's extractor skips the mapper and the rescale
+  const int64_t level = MmdetRoiLevel(MmdetBoxScale(roi), leveling.finest_scale, num_maps);
+  if (level >= 0 && leveling.rescale) MmdetRoiRescale(roi + 1, leveling.roi_scale_factor, pooled + 1);
+  return level;
+}
+
+// What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
+// computes and writes: the element of a RoI whose level is one of `maps`, and the zero of a RoI
+// without a level in the launch of the first maps. p's spatial_scale is replaced by the level's.
+OPBRIDGE_HD inline void LeveledRoiAlignElement(RoiAlignParams p, const FeatureMaps& maps, const RoiLeveling& leveling,
+                                               int64_t batch, int64_t channels, const float* rois, int64_t index,
+                                               float* output) {
+  const int64_t bins = p.output_height * p.output_width;
+  const int64_t bin = index % bins;
+  const int64_t c = (index / bins) % channels;
+  const int64_t r = index / (bins * channels);
+  float roi[5];
+  const int64_t level = RoiLevelOf(leveling, maps.total, rois + r * 5, roi);
+  if (level < 0) {
+    if (maps.first == 0) output[index] = 0.0f;
+    return;
+  }
+  const int64_t l = level - maps.first;
+  if (l < 0 || l >= maps.count) return;
+  p.spatial_scale = maps.spatial_scale[l];
+  output[index] = RoiAlignValue(p, maps.data[l], batch, channels, maps.height[l], maps.width[l], roi, c, bin);
+}
+
+}  // namespace opbridge::shared
