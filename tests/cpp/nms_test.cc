@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/greedy_nms.h"
+#include "nms_device_code.h"
 #include "references.h"
 #include "task_runners.h"
 
@@ -269,6 +270,97 @@ TEST(NmsParams, RejectBadValuesAndShapes) {
   EXPECT_NE(CheckMulticlassNmsShapes({1, 3, 4}, {1, 2, 4}, 4).message().find("scores must have shape [B, C, N]"),
             std::string::npos);
   EXPECT_NE(CheckMulticlassNmsShapes({1, 3, 5}, {1, 2, 3}, 4).message().find("[B, N, 4]"), std::string::npos);
+}
+
+// ---- The CUDA kernels' code, run on the host ------------------------------------------------------
+// The CUDA kernels sort with a stable radix sort of DescendingScoreKey and suppress tile by tile
+// (kernels/shared/nms_tiles.h); nms_device_code.h runs those steps on the host. They must keep
+// exactly the CPU kernels' boxes, in the CPU kernels' order: sparse scenes (hundreds kept, so that
+// kept boxes of earlier tiles suppress), dense ones, tied and quantized scores, NaN, infinite and
+// signed-zero scores, NaN, infinite and inverted boxes, both offsets, every threshold kind.
+
+// n boxes [n, 4] and scores [n] with the awkward values above.
+void AwkwardScene(std::mt19937* rng, int64_t n, float spread, std::vector<float>* boxes, std::vector<float>* scores) {
+  std::uniform_real_distribution<float> pos(0.0f, spread), size(0.5f, 80.0f), unit(0.0f, 1.0f);
+  boxes->clear();
+  scores->clear();
+  for (int64_t k = 0; k < n; ++k) {
+    const float x = pos(*rng), y = pos(*rng);
+    float w = size(*rng), h = size(*rng);
+    const float u = unit(*rng);
+    if (u < 0.03f) w = -w;           // inverted
+    if (u > 0.99f) h = kNaN;         // a NaN box
+    if (u > 0.985f && u <= 0.99f) w = kInf;
+    boxes->insert(boxes->end(), {x, y, x + w, y + h});
+    const float v = unit(*rng);
+    float score = std::round(unit(*rng) * 50.0f) / 50.0f;  // many ties
+    if (v < 0.02f) score = kNaN;
+    if (v > 0.98f) score = v > 0.99f ? -0.0f : 0.0f;
+    if (v > 0.97f && v <= 0.975f) score = -kInf;
+    scores->push_back(score);
+  }
+}
+
+TEST(NmsDeviceCode, KeepsTheCpuKernelsBoxesInTheirOrder) {
+  std::mt19937 rng(11);
+  for (int64_t n : {0, 1, 7, 300, 1500}) {
+    for (float spread : {100.0f, 3000.0f}) {
+      std::vector<float> boxes, scores;
+      AwkwardScene(&rng, n, spread, &boxes, &scores);
+      std::vector<int64_t> categories(n);
+      for (int64_t k = 0; k < n; ++k) categories[k] = (k * 7) % 3 - 1;  // -1, 0, 1
+      for (float threshold : {0.0f, 0.3f, 0.5f, 1.0f}) {
+        for (int64_t offset : {0, 1}) {
+          for (const std::vector<int64_t>* cats : {static_cast<const std::vector<int64_t>*>(nullptr),
+                                                   static_cast<const std::vector<int64_t>*>(&categories)}) {
+            const NmsResult cpu = RunNms(boxes, scores, threshold, cats, offset);
+            ASSERT_TRUE(cpu.status.ok());
+            NmsParams p;
+            ASSERT_TRUE(MakeNmsParams(threshold, offset, &p).ok());
+            const auto device = testing::NmsOnHost(p, boxes, scores, cats ? cats->data() : nullptr);
+            ASSERT_EQ(device, cpu.keep) << n << " boxes, spread " << spread << ", threshold " << threshold
+                                        << ", offset " << offset << (cats ? ", categories" : "");
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MulticlassNmsDeviceCode, KeepsTheCpuKernelsRows) {
+  std::mt19937 rng(12);
+  const int64_t batch = 2, classes = 3, n = 700;
+  std::vector<float> boxes, scores, unused;
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<float> image_boxes;
+    AwkwardScene(&rng, n, b == 0 ? 2500.0f : 150.0f, &image_boxes, &unused);
+    boxes.insert(boxes.end(), image_boxes.begin(), image_boxes.end());
+    for (int64_t c = 0; c < classes; ++c) {
+      std::vector<float> class_scores;
+      AwkwardScene(&rng, n, 10.0f, &unused, &class_scores);
+      scores.insert(scores.end(), class_scores.begin(), class_scores.end());
+    }
+  }
+  for (float score_threshold : {-kInf, 0.0f, 0.5f}) {
+    for (int64_t limit : {-1, 0, 1, 40, 300, 5000}) {
+      for (float iou : {0.0f, 0.4f, 0.8f}) {
+        MulticlassNmsParams p;
+        ASSERT_TRUE(MakeMulticlassNmsParams(iou, score_threshold, limit, &p).ok());
+        const int64_t cap = cpu::MulticlassNmsCapacity(p, n);
+        std::vector<int32_t> kept(batch * classes * std::max<int64_t>(cap, 1));
+        std::vector<int64_t> counts(batch * classes);
+        HeapScratchAllocator heap;
+        ASSERT_TRUE(cpu::MulticlassNms(p, boxes.data(), scores.data(), batch, classes, n, kept.data(), counts.data(),
+                                       heap, SerialTaskRunner()).ok());
+        int64_t total = 0;
+        for (int64_t c : counts) total += c;
+        std::vector<int64_t> rows(3 * total);
+        cpu::WriteSelectedRows(kept.data(), counts.data(), batch, classes, cap, rows.data());
+        ASSERT_EQ(testing::MulticlassNmsOnHost(p, boxes, scores, batch, classes, n), rows)
+            << "score > " << score_threshold << ", limit " << limit << ", iou " << iou;
+      }
+    }
+  }
 }
 
 }  // namespace

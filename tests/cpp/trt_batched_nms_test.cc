@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "nms_device_code.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -235,6 +237,45 @@ TEST(TrtBatchedNms, ShapeRules) {
   EXPECT_EQ(error({1, s, 3, 4}, {1, s, 3}),
             "with a box per class, num_classes * S must be at most 2147483647 (the index output is int32), got 3 * " +
                 std::to_string(s));
+}
+
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// The CUDA kernel's steps (nms_device_code.h: keys, stable sorts, tiles, the merge) must write the
+// CPU kernel's outputs element for element: shared and per-class boxes, topk cuts, keep_topk cuts
+// of the merge, the background class, clipping, NaN scores and ties.
+TEST(TrtBatchedNmsDeviceCode, WritesTheCpuKernelsOutputs) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> position(-0.2f, 1.0f), size(0.02f, 0.3f), unit(0, 1);
+  const int64_t batch = 2, n = 600, classes = 5;
+  std::vector<float> boxes, scores;
+  for (int64_t i = 0; i < batch * n * classes; ++i) {
+    const float x = position(rng), y = position(rng);
+    boxes.insert(boxes.end(), {x, y, x + size(rng), y + size(rng)});
+  }
+  for (int64_t i = 0; i < batch * n * classes; ++i) {
+    const float u = unit(rng);
+    scores.push_back(u < 0.02f ? kNaN : std::round(unit(rng) * 40.0f) / 40.0f);  // NaN and ties
+  }
+  for (int64_t loc : {int64_t{1}, classes}) {
+    const std::vector<float> used(boxes.begin(), boxes.begin() + batch * n * loc * 4);
+    for (int64_t keep : {1, 50, 700}) {
+      for (int64_t topk : {-1, 30, 400}) {
+        for (int64_t background : {-1, 2}) {
+          for (int64_t clip : {0, 1}) {
+            const auto p = Params(classes, keep, 0.45f, 0.3f, topk, background, clip);
+            const auto cpu = Detect(p, used, loc, scores, batch, n);
+            const auto device = testing::TrtBatchedNmsOnHost(p, used, loc, scores, batch, n, classes);
+            const std::string where = "loc " + std::to_string(loc) + ", keep_topk " + std::to_string(keep) +
+                                      ", topk " + std::to_string(topk) + ", background " + std::to_string(background) +
+                                      ", clip " + std::to_string(clip);
+            ASSERT_EQ(device.dets, cpu.dets) << where;
+            ASSERT_EQ(device.labels, cpu.labels) << where;
+            ASSERT_EQ(device.index, cpu.index) << where;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -6,19 +6,13 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/shared/nms_rules.h"
+
 namespace opbridge::cpu {
 namespace {
 
-// A key whose ascending order is the descending order of scores: NaN first (key 0, which no
-// number maps to), then +inf ... -inf, with -0 mapped to +0 so that the two tie.
-inline uint32_t DescendingKey(float score) {
-  if (std::isnan(score)) return 0;
-  uint32_t bits;
-  std::memcpy(&bits, &score, sizeof(bits));
-  if (bits == 0x80000000u) bits = 0;
-  const uint32_t ascending = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
-  return ~ascending;
-}
+// A key whose ascending order is the descending order of scores (NaN first, -0 tied with +0).
+inline uint32_t DescendingKey(float score) { return shared::DescendingScoreKey(score); }
 
 constexpr int64_t kRadixMinCount = 2048;  // below this a comparison sort is faster (measured)
 constexpr int kRadixBits = 11;

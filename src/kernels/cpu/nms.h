@@ -15,25 +15,20 @@
 #include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cpu/nms_drivers.h"
+#include "kernels/shared/nms_rules.h"
 
 namespace opbridge::cpu {
 
-// The IoU rule of torchvision's and mmcv's CPU kernels, for candidates i (kept) and j of one
-// problem, from structure-of-arrays copies in processing order. Operand orders are theirs,
-// which decides NaN results: std::max(0, NaN) is 0.
+// The IoU rule of torchvision's and mmcv's CPU kernels (shared::TorchvisionSuppresses, which the
+// CUDA kernels use too), for candidates i (kept) and j of one problem, from structure-of-arrays
+// copies in processing order.
 struct TorchvisionIouRule {
   const float *x1, *y1, *x2, *y2, *area;
   float offset;
   float threshold;
   bool operator()(int32_t i, int32_t j) const {
-    const float xx1 = std::max(x1[i], x1[j]);
-    const float yy1 = std::max(y1[i], y1[j]);
-    const float xx2 = std::min(x2[i], x2[j]);
-    const float yy2 = std::min(y2[i], y2[j]);
-    const float w = std::max(0.0f, xx2 - xx1 + offset);
-    const float h = std::max(0.0f, yy2 - yy1 + offset);
-    const float inter = w * h;
-    return inter / (area[i] + area[j] - inter) > threshold;
+    return shared::TorchvisionSuppresses({x1[i], y1[i], x2[i], y2[i], area[i]}, {x1[j], y1[j], x2[j], y2[j], area[j]},
+                                         offset, threshold);
   }
 };
 

@@ -62,12 +62,17 @@ Status NmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const { return R
 
 Status BatchedNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const { return Run(api, ctx, true); }
 
+Status NmsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, bool with_categories, InputTensor* boxes,
+                      InputTensor* scores, InputTensor* idxs) {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scores));
+  if (with_categories) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, idxs));
+  return CheckNmsShapes(boxes->shape, scores->shape, with_categories ? &idxs->shape : nullptr);
+}
+
 Status NmsOp::Run(const OrtApi& api, OrtKernelContext* ctx, bool with_categories) const {
   InputTensor boxes, scores, idxs;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
-  if (with_categories) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &idxs));
-  OPBRIDGE_RETURN_IF_ERROR(CheckNmsShapes(boxes.shape, scores.shape, with_categories ? &idxs.shape : nullptr));
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, with_categories, &boxes, &scores, &idxs));
   return OutputKeptIndices(api, ctx, boxes.shape[0], [&](ScratchAllocator& scratch, int64_t* keep, int64_t* kept) {
     return cpu::Nms(params_, boxes.Data<float>(), scores.Data<float>(),
                     with_categories ? idxs.Data<int64_t>() : nullptr, boxes.shape[0], keep, kept, scratch,
@@ -98,11 +103,15 @@ Status MulticlassNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std
   return Status::Ok();
 }
 
+Status MulticlassNmsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores) {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scores));
+  return CheckMulticlassNmsShapes(boxes->shape, scores->shape, 4);
+}
+
 Status MulticlassNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor boxes, scores;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
-  OPBRIDGE_RETURN_IF_ERROR(CheckMulticlassNmsShapes(boxes.shape, scores.shape, 4));
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
   const int64_t batch = boxes.shape[0], n = boxes.shape[1], classes = scores.shape[1];
   const int64_t cap = cpu::MulticlassNmsCapacity(params_, n);
   return OutputSelectedRows(api, ctx, batch, classes, cap,

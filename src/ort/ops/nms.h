@@ -17,10 +17,16 @@ class NmsOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<NmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_cuda.cc
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  protected:
+  // Both Computes: the inputs (idxs with categories) and their shape checks.
+  static Status Prepare(const OrtApi& api, OrtKernelContext* ctx, bool with_categories, InputTensor* boxes,
+                        InputTensor* scores, InputTensor* idxs);
   Status Run(const OrtApi& api, OrtKernelContext* ctx, bool with_categories) const;
+  Status RunCuda(const OrtApi& api, OrtKernelContext* ctx, bool with_categories) const;  // nms_cuda.cc
   NmsParams params_;
 };
 
@@ -31,6 +37,7 @@ class BatchedNmsOp : public NmsOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<BatchedNmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_cuda.cc
 };
 
 // opbridge::MulticlassNms: boxes [B, N, 4], scores [B, C, N] -> selected [K, 3] (batch, class, box).
@@ -40,9 +47,13 @@ class MulticlassNmsOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MulticlassNmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_cuda.cc
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // Both Computes: the inputs and their shape checks.
+  static Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores);
   MulticlassNmsParams params_;
 };
 

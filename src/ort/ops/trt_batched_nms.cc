@@ -71,14 +71,14 @@ Status TrtBatchedRotatedNmsOp::Create(const OrtApi& api, const OrtKernelInfo* in
   return Status::Ok();
 }
 
-Status TrtBatchedNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor boxes, scores;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
-  OPBRIDGE_RETURN_IF_ERROR(CheckTrtBatchedNmsShapes(params_, boxes.shape, scores.shape));
+Status TrtBatchedNmsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores,
+                                Outputs* out) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scores));
+  OPBRIDGE_RETURN_IF_ERROR(CheckTrtBatchedNmsShapes(params_, boxes->shape, scores->shape));
   size_t outputs = 0;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetOutputCount(ctx, &outputs)));
-  const int64_t batch = boxes.shape[0], keep = params_.keep_topk;
+  const int64_t batch = boxes->shape[0], keep = params_.keep_topk;
   void* dets = nullptr;
   void* labels = nullptr;
   void* index = nullptr;
@@ -87,11 +87,19 @@ Status TrtBatchedNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const 
   // The index is written when the node has the output (return_index as mmdeploy's exporter sets
   // it, or a third output); with return_index = 1 and no such output there is nothing to write.
   if (outputs > 2) OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 2, {batch, keep}, &index));
+  *out = {static_cast<float*>(dets), static_cast<int32_t*>(labels), static_cast<int32_t*>(index)};
+  return Status::Ok();
+}
+
+Status TrtBatchedNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor boxes, scores;
+  Outputs out;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &out));
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::TrtBatchedNms(params_, boxes.Data<float>(), boxes.shape[2], scores.Data<float>(), batch, boxes.shape[1],
-                            scores.shape[2], static_cast<float*>(dets), static_cast<int32_t*>(labels),
-                            static_cast<int32_t*>(index), scratch, OrtTaskRunner(api, ctx));
+  return cpu::TrtBatchedNms(params_, boxes.Data<float>(), boxes.shape[2], scores.Data<float>(), boxes.shape[0],
+                            boxes.shape[1], scores.shape[2], out.dets, out.labels, out.index, scratch,
+                            OrtTaskRunner(api, ctx));
 }
 
 Status TrtBatchedNmsOp::InferShapeOf(const ShapeInference& infer, int64_t box_size, bool with_index) {

@@ -16,9 +16,20 @@ class TrtBatchedNmsOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<TrtBatchedNmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // trt_batched_nms_cuda.cc (axis-aligned)
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  protected:
+  // The outputs of both Computes (index null when the node has no third output).
+  struct Outputs {
+    float* dets = nullptr;
+    int32_t* labels = nullptr;
+    int32_t* index = nullptr;
+  };
+  // Both Computes: the inputs, their shape checks, and the outputs allocated.
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores,
+                 Outputs* outputs) const;
   static Status CreateWith(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema, bool rotated,
                            TrtBatchedNmsParams* params);
   static Status InferShapeOf(const ShapeInference& infer, int64_t box_size, bool with_index);

@@ -1,0 +1,46 @@
+// Axis-aligned NMS CUDA kernels (float32 boxes): opbridge::Nms / BatchedNms / mmcv::NonMaxSuppression
+// (a box list), opbridge::MulticlassNms (the multi-class layout) and TensorRT's batched NMS
+// (opbridge::TrtBatchedNms, mmdeploy::TRTBatchedNMS). Framework-free: raw device pointers, shapes,
+// params, device scratch and the stream.
+//
+// They keep exactly the CPU kernels' boxes in the CPU kernels' order: candidates sorted by score
+// with a stable radix sort of DescendingScoreKey (NaN first, ties by index), then greedy
+// suppression with the same rule (kernels/shared/nms_tiles.h). An output whose size depends on the
+// data (the box list, the multi-class rows) costs one copy of its count to the host and a
+// synchronization of the stream; TensorRT's fixed-size outputs need none.
+#pragma once
+
+#include <stdint.h>
+
+#include <functional>
+
+#include "core/nms.h"
+#include "core/scratch.h"
+#include "core/status.h"
+#include "core/trt_batched_nms.h"
+#include "kernels/cuda/cuda_status.h"
+
+namespace opbridge::cuda {
+
+// Allocates the output for `rows` rows (device memory) once their count is known.
+using AllocateRows = std::function<Status(int64_t rows, int64_t** output)>;
+
+// boxes [n, 4], scores [n], categories [n] or null, in device memory: the kept indices, in
+// descending score order (ties by index), to an output [kept] from allocate.
+Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories, int64_t n,
+           const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
+
+// boxes [batch, n, 4], scores [batch, classes, n]: the (batch, class, box) rows, batch-major, then
+// class, then score order, to an output [rows, 3] from allocate.
+Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
+                     int64_t classes, int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch,
+                     Stream stream);
+
+// Axis-aligned only (params.rotated false). boxes [batch, num_boxes, loc_classes, 4], scores
+// [batch, num_boxes, classes]; dets [batch, keep_topk, 5], labels and index (or null) [batch,
+// keep_topk], as cpu::TrtBatchedNms writes them.
+Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
+                     int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
+                     ScratchAllocator& device_scratch, Stream stream);
+
+}  // namespace opbridge::cuda

@@ -1,0 +1,57 @@
+// The rules of axis-aligned NMS as host-and-device functions: the score order's sort key and
+// torchvision's IoU suppression rule. The CPU kernels (kernels/cpu/greedy_nms.cc, nms.h) and the
+// CUDA kernels (kernels/cuda/nms.cu) both use these, so that both keep the same boxes.
+#pragma once
+
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels/shared/host_device.h"
+
+namespace opbridge::shared {
+
+OPBRIDGE_HD inline uint32_t FloatBits(float v) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(v);
+#else
+  uint32_t bits;
+  memcpy(&bits, &v, sizeof(bits));
+  return bits;
+#endif
+}
+
+// A key whose ascending order is the descending order of scores, as torch.sort(descending=True)
+// orders them: NaN first (key 0, which no number maps to), then +inf ... -inf, with -0 mapped to
+// +0 so that the two tie. No score maps to kNotACandidate, which sorts after every score.
+constexpr uint32_t kNotACandidate = 0xFFFFFFFFu;
+OPBRIDGE_HD inline uint32_t DescendingScoreKey(float score) {
+  if (IsNan(score)) return 0;
+  uint32_t bits = FloatBits(score);
+  if (bits == 0x80000000u) bits = 0;
+  const uint32_t ascending = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
+  return ~ascending;
+}
+
+// One box as the suppression rule reads it: its corners and its area (w + offset) * (h + offset).
+struct NmsBox {
+  float x1, y1, x2, y2, area;
+};
+
+OPBRIDGE_HD inline NmsBox MakeNmsBox(const float* box, float offset) {
+  return {box[0], box[1], box[2], box[3], (box[2] - box[0] + offset) * (box[3] - box[1] + offset)};
+}
+
+// Whether kept box i suppresses the later box j under torchvision's and mmcv's CPU rule: IoU >
+// threshold, with their operand orders, which decide NaN results (std::max(0, NaN) is 0).
+OPBRIDGE_HD inline bool TorchvisionSuppresses(const NmsBox& i, const NmsBox& j, float offset, float threshold) {
+  const float xx1 = Max(i.x1, j.x1);
+  const float yy1 = Max(i.y1, j.y1);
+  const float xx2 = Min(i.x2, j.x2);
+  const float yy2 = Min(i.y2, j.y2);
+  const float w = Max(0.0f, xx2 - xx1 + offset);
+  const float h = Max(0.0f, yy2 - yy1 + offset);
+  const float inter = w * h;
+  return inter / (i.area + j.area - inter) > threshold;
+}
+
+}  // namespace opbridge::shared

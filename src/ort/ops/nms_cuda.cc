@@ -1,0 +1,52 @@
+// Axis-aligned NMS ORT glue, CUDA twins: opbridge::Nms, opbridge::BatchedNms, mmcv::NonMaxSuppression
+// and opbridge::MulticlassNms on the CUDA execution provider, with the CPU ops' checks. The kernels
+// keep the CPU kernels' boxes in their order (kernels/cuda/nms.h); the output is allocated once the
+// kernel has copied its row count to the host.
+#include "kernels/cuda/nms.h"
+#include "ort/cuda_glue.h"
+#include "ort/ops/nms.h"
+
+namespace opbridge::ort {
+
+Status NmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const { return RunCuda(api, ctx, false); }
+
+Status BatchedNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const { return RunCuda(api, ctx, true); }
+
+Status NmsOp::RunCuda(const OrtApi& api, OrtKernelContext* ctx, bool with_categories) const {
+  InputTensor boxes, scores, idxs;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, with_categories, &boxes, &scores, &idxs));
+  CudaContext cuda;
+  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
+  OrtScratchAllocator scratch(api, ctx, cuda.device);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cuda::Nms(
+      params_, boxes.Data<float>(), scores.Data<float>(), with_categories ? idxs.Data<int64_t>() : nullptr,
+      boxes.shape[0],
+      [&](int64_t rows, int64_t** output) {
+        void* out = nullptr;
+        OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows}, &out));
+        *output = static_cast<int64_t*>(out);
+        return Status::Ok();
+      },
+      scratch, cuda.stream);
+}
+
+Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor boxes, scores;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
+  CudaContext cuda;
+  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
+  OrtScratchAllocator scratch(api, ctx, cuda.device);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cuda::MulticlassNms(
+      params_, boxes.Data<float>(), scores.Data<float>(), boxes.shape[0], scores.shape[1], boxes.shape[1],
+      [&](int64_t rows, int64_t** output) {
+        void* out = nullptr;
+        OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 3}, &out));
+        *output = static_cast<int64_t*>(out);
+        return Status::Ok();
+      },
+      scratch, cuda.stream);
+}
+
+}  // namespace opbridge::ort

@@ -1,0 +1,23 @@
+// TensorRT batched NMS ORT glue, CUDA twin: opbridge::TrtBatchedNms and mmdeploy::TRTBatchedNMS
+// (axis-aligned) on the CUDA execution provider, with the CPU op's checks and outputs. The outputs
+// have a fixed size: nothing synchronizes the stream. (The rotated identities stay on the CPU.)
+#include "kernels/cuda/nms.h"
+#include "ort/cuda_glue.h"
+#include "ort/ops/trt_batched_nms.h"
+
+namespace opbridge::ort {
+
+Status TrtBatchedNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
+  if (params_.rotated) return Status::Error("the rotated batched NMS has no CUDA kernel");  // never registered
+  InputTensor boxes, scores;
+  Outputs out;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &out));
+  CudaContext cuda;
+  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
+  OrtScratchAllocator scratch(api, ctx, cuda.device);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  return cuda::TrtBatchedNms(params_, boxes.Data<float>(), boxes.shape[2], scores.Data<float>(), boxes.shape[0],
+                             boxes.shape[1], scores.shape[2], out.dets, out.labels, out.index, scratch, cuda.stream);
+}
+
+}  // namespace opbridge::ort
