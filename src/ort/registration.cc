@@ -130,6 +130,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<NmsOp>("mmcv", "NonMaxSuppression", "nms"),
       CudaOp<TrtBatchedNmsOp>("opbridge", "TrtBatchedNms", "trt_batched_nms"),
       CudaOp<TrtBatchedNmsOp>("mmdeploy", "TRTBatchedNMS", "trt_batched_nms"),
+      CudaOp<PasteMasksOp>("opbridge", "PasteMasks", "paste_masks"),
+      CudaOp<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
       CudaOp<GridSampleOp>("mmcv", "grid_sampler", "grid_sample"),
       CudaOp<GridSampleOp>("mmdeploy", "grid_sampler", "grid_sample"),
       CudaOp<GridSampleOp>("opbridge", "GridSample", "grid_sample"),

@@ -179,5 +179,60 @@ TEST(HeatmapsToKeypoints, MatchesTorchvisionBitForBit) {
   for (int i = 0; i < 2; ++i) EXPECT_EQ(Bits(out.scores[i]), scores[i]) << "score " << i;
 }
 
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// A block of the CUDA kernel: its threads take samples t, t + 256, ... of the resized map
+// (ResizedHeatmapSample), keep a HeatmapArgmax each, and the block merges them pairwise; thread 0
+// writes WriteKeypoint. Run that way on the host it must give the CPU kernel's bits: random maps,
+// ties (quantized values), NaN samples, rois smaller and larger than the map, degenerate and
+// non-finite rois.
+Keypoints RunDeviceCode(const std::vector<float>& maps, int64_t k, int64_t map_h, int64_t map_w,
+                        const std::vector<float>& rois) {
+  constexpr int kThreads = 256;
+  const int64_t r = static_cast<int64_t>(rois.size() / 4);
+  Keypoints out{std::vector<float>(r * k * 3), std::vector<float>(r * k)};
+  for (int64_t task = 0; task < r * k; ++task) {
+    const float* roi = rois.data() + 4 * (task / k);
+    const shared::RoiHeatmap m = shared::MakeRoiHeatmap(roi);
+    std::vector<shared::HeatmapArgmax> partial(kThreads, shared::HeatmapArgmax::None());
+    if (m.finite && m.within_limit) {
+      const float* map = maps.data() + task * map_h * map_w;
+      const float scale_h = shared::InterpolateScale(map_h, m.out_h), scale_w = shared::InterpolateScale(map_w, m.out_w);
+      for (int t = 0; t < kThreads; ++t) {
+        for (int64_t i = t; i < m.out_h * m.out_w; i += kThreads) {
+          partial[t].Consider(shared::ResizedHeatmapSample(map, map_h, map_w, scale_h, scale_w, i / m.out_w, i % m.out_w),
+                              i);
+        }
+      }
+    }
+    for (int stride = kThreads / 2; stride > 0; stride /= 2) {
+      for (int t = 0; t < stride; ++t) partial[t].Consider(partial[t + stride].value, partial[t + stride].index);
+    }
+    shared::WriteKeypoint(roi, m, partial[0], out.xy.data() + 3 * task, out.scores.data() + task);
+  }
+  return out;
+}
+
+TEST(HeatmapsToKeypointsDeviceCode, GivesTheCpuKernelsBits) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  const int64_t k = 3, map_h = 12, map_w = 10;
+  const std::vector<float> rois = {0, 0, 12, 10,   5, 7, 60.5f, 33.2f,   2, 2, 2.5f, 2.2f,   10, 10, 4, 4,
+                                   NAN, 0, 5, 5,   0, 0, INFINITY, 5,   -INFINITY, 0, 3, 9,   1, 1, 300, 41};
+  const int64_t r = static_cast<int64_t>(rois.size() / 4);
+  for (int variant = 0; variant < 3; ++variant) {
+    std::vector<float> maps(r * k * map_h * map_w);
+    for (float& v : maps) {
+      v = variant == 0 ? unit(rng) : std::round(unit(rng) * 4.0f);  // ties after the resize too
+      if (variant == 2 && unit(rng) < 0.01f) v = NAN;
+    }
+    const Keypoints cpu = RunKeypoints(maps, k, map_h, map_w, rois);
+    const Keypoints device = RunDeviceCode(maps, k, map_h, map_w, rois);
+    for (size_t i = 0; i < cpu.xy.size(); ++i) ASSERT_EQ(Bits(device.xy[i]), Bits(cpu.xy[i])) << variant << " xy " << i;
+    for (size_t i = 0; i < cpu.scores.size(); ++i) {
+      ASSERT_EQ(Bits(device.scores[i]), Bits(cpu.scores[i])) << variant << " score " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace opbridge

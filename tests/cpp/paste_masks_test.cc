@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/shared/paste_masks_pixel.h"
 #include "references.h"
 #include "task_runners.h"
 
@@ -215,6 +216,35 @@ TEST(PasteMasks, BadSizesAreErrors) {
   EXPECT_NE(s.message().find("padding"), std::string::npos) << s.message();
   s = cpu::PasteMasks(mask.data(), 1, 4, box.data(), 10, 10, int64_t{1} << 40, out.data(), scratch, SerialTaskRunner());
   EXPECT_NE(s.message().find("padding"), std::string::npos) << s.message();
+}
+
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// The CUDA kernel's thread for an output pixel runs shared::PasteMaskPixel: the same function on the
+// host must give the CPU kernel's bits for every pixel, with both of PyTorch's bilinear kernels
+// (small and large resizes), boxes partly or wholly outside, inverted, tiny, NaN, infinite and
+// huge boxes, and with padding 0, 1 and 3.
+TEST(PasteMasksDeviceCode, GivesTheCpuKernelsBits) {
+  std::mt19937 rng(21);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f), pos(-20.0f, 90.0f), size(0.3f, 120.0f);
+  const int64_t mask_size = 14, image_h = 67, image_w = 83;
+  std::vector<float> boxes = {NAN, 0, 10, 10,  0, 0, INFINITY, 10,  -3e9f, 2, 4e9f, 12,  50, 50, 40, 40,
+                              100, 100, 140, 150,  3, 3, 3.2f, 3.4f};
+  for (int b = 0; b < 40; ++b) {
+    const float x = pos(rng), y = pos(rng);
+    boxes.insert(boxes.end(), {x, y, x + size(rng), y + size(rng)});
+  }
+  const int64_t n = static_cast<int64_t>(boxes.size() / 4);
+  std::vector<float> masks(n * mask_size * mask_size);
+  for (float& v : masks) v = unit(rng);
+  for (int64_t padding : {0, 1, 3}) {
+    const auto cpu = RunPaste(masks, mask_size, boxes, image_h, image_w, padding);
+    const float scale = shared::PasteMaskScale(mask_size, padding);
+    for (int64_t i = 0; i < static_cast<int64_t>(cpu.size()); ++i) {
+      const float device =
+          shared::PasteMaskPixel(masks.data(), mask_size, padding, scale, boxes.data(), image_h, image_w, i);
+      ASSERT_EQ(Bits(device), Bits(cpu[i])) << "padding " << padding << ", element " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <limits>
 
 #include "kernels/cpu/interpolate.h"
+#include "kernels/shared/heatmap_keypoint.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -30,59 +31,15 @@ namespace {
 // passes and one output row take 68 KB, which stays in the core's L2 cache.
 constexpr int64_t kBandColumns = 1024;
 
-// A roi's resized map, as heatmaps_to_keypoints sizes it.
-struct RoiMap {
-  float width, height;  // clamped to at least 1; NaN stays NaN (torch.clamp)
-  bool finite;          // width and height are finite; otherwise the outputs are NaN
-  int64_t out_w, out_h;  // ceil(width), ceil(height); set when finite and within the limit
-  bool within_limit;
-};
+using shared::MakeRoiHeatmap;
+using shared::RoiHeatmap;
 
-RoiMap MakeRoiMap(const float* roi) {
-  RoiMap m{};
-  m.width = roi[2] - roi[0];
-  m.height = roi[3] - roi[1];
-  m.width = m.width < 1.0f ? 1.0f : m.width;
-  m.height = m.height < 1.0f ? 1.0f : m.height;
-  m.finite = std::isfinite(m.width) && std::isfinite(m.height);
-  if (!m.finite) return m;
-  const float w = std::ceil(m.width), h = std::ceil(m.height);
-  // In double: the product of two finite floats cannot overflow there.
-  m.within_limit = static_cast<double>(w) * static_cast<double>(h) <= static_cast<double>(kKeypointsMaxMapSamples);
-  if (m.within_limit) {
-    m.out_w = static_cast<int64_t>(w);
-    m.out_h = static_cast<int64_t>(h);
-  }
-  return m;
-}
-
-// The running torch.argmax of the samples seen so far, in any order: the largest value, ties to
-// the lowest flat index; a NaN beats every number, and ties with other NaNs by index too. Those
-// are the rules of ATen's argmax reduction (greater_or_nan), which make its answer the first
-// maximum in row-major order, or the first NaN.
-struct Argmax {
-  float value = -std::numeric_limits<float>::infinity();
-  int64_t index = std::numeric_limits<int64_t>::max();
-  bool nan = false;
-
+// The running torch.argmax (shared::HeatmapArgmax), fed a band row at a time.
+struct Argmax : shared::HeatmapArgmax {
+  Argmax() : shared::HeatmapArgmax(None()) {}
   // values[x] is the sample of flat index first + x.
   void Scan(const float* values, int64_t count, int64_t first) {
-    for (int64_t x = 0; x < count; ++x) {
-      const float v = values[x];
-      if (v < value) continue;  // the usual case; false when either is NaN
-      if (v == value) {
-        if (first + x < index) Take(v, first + x);  // an earlier equal one (-0 and +0 too)
-      } else if (nan) {
-        if (std::isnan(v) && first + x < index) Take(v, first + x);
-      } else {  // v > value, or v is the first NaN
-        nan = std::isnan(v);
-        Take(v, first + x);
-      }
-    }
-  }
-  void Take(float v, int64_t i) {
-    value = v;
-    index = i;
+    for (int64_t x = 0; x < count; ++x) Consider(values[x], first + x);
   }
 };
 
@@ -194,7 +151,7 @@ Status HeatmapsToKeypoints(const float* maps, int64_t r, int64_t k, int64_t map_
   if (map_h < 1 || map_w < 1) return Status::Error("heatmaps must be at least 1x1, got ", map_h, "x", map_w);
   // Reject oversized rois before starting any work.
   for (int64_t i = 0; i < r; ++i) {
-    const RoiMap m = MakeRoiMap(rois + 4 * i);
+    const RoiHeatmap m = MakeRoiHeatmap(rois + 4 * i);
     if (m.finite && !m.within_limit) {
       return Status::Error("roi ", i, " needs a ", std::ceil(m.height), "x", std::ceil(m.width),
                            " resized heatmap (the ceiling of its clamped height and width), more than ",
@@ -208,10 +165,9 @@ Status HeatmapsToKeypoints(const float* maps, int64_t r, int64_t k, int64_t map_
     const float* roi = rois + 4 * i;
     float* out_xy = xy + 3 * static_cast<int64_t>(task);
     float* out_score = scores + static_cast<int64_t>(task);
-    const RoiMap m = MakeRoiMap(roi);
-    out_xy[2] = 1.0f;
+    const RoiHeatmap m = MakeRoiHeatmap(roi);
     if (!m.finite) {  // no map size: the keypoint is undefined, say so with NaN
-      out_xy[0] = out_xy[1] = *out_score = std::numeric_limits<float>::quiet_NaN();
+      shared::WriteKeypoint(roi, m, Argmax(), out_xy, out_score);
       return;
     }
     const size_t bytes = TaskScratchBytes(m.out_w);
@@ -223,17 +179,7 @@ Status HeatmapsToKeypoints(const float* maps, int64_t r, int64_t k, int64_t map_
     }
     const float* map = maps + static_cast<int64_t>(task) * map_h * map_w;
     const Argmax best = ResizedArgmax(map, map_h, map_w, m.out_h, m.out_w, Arena(block.data(), bytes));
-    // torchvision's formulas, in float32: corrections are float divisions, x_int.float() + 0.5
-    // then the multiply, then the roi offset.
-    const float width_correction = m.width / static_cast<float>(m.out_w);
-    const float height_correction = m.height / static_cast<float>(m.out_h);
-    const int64_t x_int = best.index % m.out_w;
-    const int64_t y_int = best.index / m.out_w;
-    const float x = (static_cast<float>(x_int) + 0.5f) * width_correction;
-    const float y = (static_cast<float>(y_int) + 0.5f) * height_correction;
-    out_xy[0] = x + roi[0];
-    out_xy[1] = y + roi[1];
-    *out_score = best.value;
+    shared::WriteKeypoint(roi, m, best, out_xy, out_score);
   }));
   if (out_of_memory) return Status::Error("could not allocate scratch memory for the resized heatmaps");
   return Status::Ok();

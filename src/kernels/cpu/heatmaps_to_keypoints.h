@@ -41,11 +41,12 @@
 #include "core/parallel.h"
 #include "core/scratch.h"
 #include "core/status.h"
+#include "kernels/shared/heatmap_keypoint.h"
 
 namespace opbridge::cpu {
 
 // The most samples (H * W) a roi's resized map may have: 2^26 (e.g. 8192 x 8192).
-constexpr int64_t kKeypointsMaxMapSamples = int64_t{1} << 26;
+constexpr int64_t kKeypointsMaxMapSamples = shared::kKeypointsMaxMapSamples;
 
 // maps: [r, k, map_h, map_w] (keypoint logits; torchvision's are 56 x 56); rois: [r, 4]
 // (x1, y1, x2, y2). Writes xy: [r, k, 3] = (x, y, 1) and scores: [r, k].

@@ -13,52 +13,12 @@
 #include <cmath>
 
 #include "kernels/cpu/interpolate.h"
+#include "kernels/shared/paste_masks_pixel.h"
 
 namespace opbridge::cpu {
 namespace {
 
 constexpr int64_t kTaskPixels = int64_t{1} << 16;
-
-// Where one mask lands: the integer box, the size torchvision resizes the padded mask to, and the
-// part of the resized mask inside the image.
-struct Placement {
-  bool pastes;                             // false: the plane stays zero
-  int64_t left, top;                       // b0, b1: image position of resized pixel (0, 0)
-  int64_t out_w, out_h;                    // the resize's output size
-  int64_t x_begin, x_end, y_begin, y_end;  // image pixels written, end exclusive
-};
-
-// Magnitude from which an expanded coordinate pastes nothing (see paste_masks.h): below it the
-// int64 box and b2 - b0 + 1 are exact.
-constexpr float kMaxBoxCoordinate = 0x1p62f;
-
-Placement Place(const float* box, float scale, int64_t image_h, int64_t image_w) {
-  Placement p{};
-  p.pastes = false;
-  // expand_boxes, in float32, in torchvision's order of operations.
-  float w_half = (box[2] - box[0]) * 0.5f;
-  float h_half = (box[3] - box[1]) * 0.5f;
-  const float x_c = (box[2] + box[0]) * 0.5f;
-  const float y_c = (box[3] + box[1]) * 0.5f;
-  w_half = w_half * scale;
-  h_half = h_half * scale;
-  const float expanded[4] = {x_c - w_half, y_c - h_half, x_c + w_half, y_c + h_half};
-  int64_t b[4];
-  for (int i = 0; i < 4; ++i) {
-    if (!(std::fabs(expanded[i]) < kMaxBoxCoordinate)) return p;  // NaN, infinite or huge
-    b[i] = static_cast<int64_t>(expanded[i]);                        // .to(int64): toward zero
-  }
-  p.left = b[0];
-  p.top = b[1];
-  p.out_w = std::max<int64_t>(b[2] - b[0] + 1, 1);
-  p.out_h = std::max<int64_t>(b[3] - b[1] + 1, 1);
-  p.x_begin = std::max<int64_t>(b[0], 0);
-  p.x_end = std::min<int64_t>(b[2] + 1, image_w);
-  p.y_begin = std::max<int64_t>(b[1], 0);
-  p.y_end = std::min<int64_t>(b[3] + 1, image_h);
-  p.pastes = p.x_begin < p.x_end && p.y_begin < p.y_end;
-  return p;
-}
 
 // The horizontal taps of the pasted columns, as arrays (indices into a padded-mask row).
 struct ColumnTaps {
@@ -76,9 +36,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void PasteRowGeneric
   for (int64_t x = 0; x < count; ++x) {
     const float l0 = cols.l0[x], l1 = cols.l1[x];
     const int32_t i0 = cols.i0[x], i1 = cols.i1[x];
-    const float t0 = std::fma(r0[i0], l0, r0[i1] * l1);
-    const float t1 = std::fma(r1[i0], l0, r1[i1] * l1);
-    out[x] = std::fma(t0, lh0, t1 * lh1);
+    out[x] = shared::BilinearGeneric(r0[i0], r0[i1], r1[i0], r1[i1], lh0, lh1, l0, l1);
   }
 }
 
@@ -90,10 +48,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void PasteRowChannel
   for (int64_t x = 0; x < count; ++x) {
     const float l0 = cols.l0[x], l1 = cols.l1[x];
     const int32_t i0 = cols.i0[x], i1 = cols.i1[x];
-    const float w00 = lh0 * l0, w01 = lh0 * l1, w10 = lh1 * l0, w11 = lh1 * l1;
-    float v = std::fma(r0[i0], w00, r0[i1] * w01);
-    v = std::fma(r1[i0], w10, v);
-    out[x] = std::fma(r1[i1], w11, v);
+    out[x] = shared::BilinearChannelsLast(r0[i0], r0[i1], r1[i0], r1[i1], lh0, lh1, l0, l1);
   }
 }
 
@@ -116,10 +71,7 @@ Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float*
   if (n == 0 || image_h == 0 || image_w == 0) return Status::Ok();
 
   const int64_t side = mask_size + 2 * padding;  // the padded mask
-  // expand_masks' scale, float(side) / mask_size in double, rounded to float32 when expand_boxes
-  // multiplies the float32 box by it (the traced path's float32 division gives the same value:
-  // a quotient rounded to double and then to float is correctly rounded).
-  const float scale = static_cast<float>(static_cast<double>(side) / static_cast<double>(mask_size));
+  const float scale = shared::PasteMaskScale(mask_size, padding);
   const int64_t rows_per_task = std::max<int64_t>(1, kTaskPixels / image_w);
   const int64_t bands = (image_h + rows_per_task - 1) / rows_per_task;
   const int64_t plane = image_h * image_w;
@@ -130,7 +82,7 @@ Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float*
     const int64_t row_begin = static_cast<int64_t>(task) % bands * rows_per_task;
     const int64_t row_end = std::min(image_h, row_begin + rows_per_task);
     float* out = output + m * plane;
-    const Placement p = Place(boxes + 4 * m, scale, image_h, image_w);
+    const shared::PasteMaskPlacement p = shared::PlaceMask(boxes + 4 * m, scale, image_h, image_w);
     // The band's pasted rows [lo, hi); the other rows are zero.
     const int64_t lo = p.pastes ? std::clamp(p.y_begin, row_begin, row_end) : row_end;
     const int64_t hi = p.pastes ? std::clamp(p.y_end, lo, row_end) : row_end;
@@ -166,7 +118,7 @@ Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float*
       cols.l1[x] = t.l1;
     }
     // PyTorch's kernel choice for a one-channel float image: channels-last when h + w <= 128.
-    const bool channels_last_kernel = p.out_h <= 128 && p.out_w <= 128 && p.out_h + p.out_w <= 128;
+    const bool channels_last_kernel = shared::BilinearUsesChannelsLast(p.out_h, p.out_w);
     const float scale_h = InterpolateScale(side, p.out_h);
     for (int64_t y = lo; y < hi; ++y) {
       float* row = out + y * image_w;

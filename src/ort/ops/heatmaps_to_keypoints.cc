@@ -20,22 +20,30 @@ Status HeatmapsToKeypointsOp::Create(const OrtApi&, const OrtKernelInfo*, std::u
   return Status::Ok();
 }
 
+Status HeatmapsToKeypointsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* maps, InputTensor* rois,
+                                      float** xy, float** scores) {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, maps));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, rois));
+  OPBRIDGE_RETURN_IF_ERROR(CheckHeatmapsToKeypointsShapes(maps->shape, rois->shape));
+  const int64_t r = maps->shape[0], k = maps->shape[1];
+  void* xy_out = nullptr;
+  void* scores_out = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {r, k, 3}, &xy_out));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {r, k}, &scores_out));
+  *xy = r * k == 0 ? nullptr : static_cast<float*>(xy_out);
+  *scores = r * k == 0 ? nullptr : static_cast<float*>(scores_out);
+  return Status::Ok();
+}
+
 Status HeatmapsToKeypointsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor maps, rois;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &maps));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &rois));
-  OPBRIDGE_RETURN_IF_ERROR(CheckHeatmapsToKeypointsShapes(maps.shape, rois.shape));
-  const int64_t r = maps.shape[0], k = maps.shape[1];
-  void* xy = nullptr;
-  void* scores = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {r, k, 3}, &xy));
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {r, k}, &scores));
-  if (r * k == 0) return Status::Ok();
+  float *xy = nullptr, *scores = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &maps, &rois, &xy, &scores));
+  if (xy == nullptr) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::HeatmapsToKeypoints(maps.Data<float>(), r, k, maps.shape[2], maps.shape[3], rois.Data<float>(),
-                                  static_cast<float*>(xy), static_cast<float*>(scores), scratch,
-                                  OrtTaskRunner(api, ctx));
+  return cpu::HeatmapsToKeypoints(maps.Data<float>(), maps.shape[0], maps.shape[1], maps.shape[2], maps.shape[3],
+                                  rois.Data<float>(), xy, scores, scratch, OrtTaskRunner(api, ctx));
 }
 
 Status HeatmapsToKeypointsOp::InferShape(const ShapeInference& infer) {

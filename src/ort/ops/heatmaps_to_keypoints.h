@@ -14,7 +14,15 @@ class HeatmapsToKeypointsOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<HeatmapsToKeypointsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // heatmaps_to_keypoints_cuda.cc
+  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
+
+ private:
+  // Both Computes: the inputs, their shape checks and the outputs (null when they have no
+  // elements).
+  static Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* maps, InputTensor* rois, float** xy,
+                        float** scores);
 };
 
 }  // namespace opbridge::ort

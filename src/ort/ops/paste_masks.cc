@@ -26,22 +26,32 @@ Status PasteMasksOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::u
   return Status::Ok();
 }
 
-Status PasteMasksOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor masks, boxes, image_size;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &masks));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &boxes));
+Status PasteMasksOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* masks, InputTensor* boxes,
+                             const int64_t** size, float** output) const {
+  InputTensor image_size;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, masks));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, boxes));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &image_size));
-  OPBRIDGE_RETURN_IF_ERROR(CheckPasteMasksShapes(params_, masks.shape, boxes.shape, image_size.shape));
-  const int64_t* size = image_size.Data<int64_t>();
-  OPBRIDGE_RETURN_IF_ERROR(CheckPasteMasksImageSize(size, masks.shape[0]));
-  const Shape out_shape = {masks.shape[0], 1, size[0], size[1]};
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
+  OPBRIDGE_RETURN_IF_ERROR(CheckPasteMasksShapes(params_, masks->shape, boxes->shape, image_size.shape));
+  *size = image_size.Data<int64_t>();
+  OPBRIDGE_RETURN_IF_ERROR(CheckPasteMasksImageSize(*size, masks->shape[0]));
+  const Shape out_shape = {masks->shape[0], 1, (*size)[0], (*size)[1]};
+  void* out = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &out));
+  *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(out);
+  return Status::Ok();
+}
+
+Status PasteMasksOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor masks, boxes;
+  const int64_t* size = nullptr;
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &masks, &boxes, &size, &output));
+  if (output == nullptr) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cpu::PasteMasks(masks.Data<float>(), masks.shape[0], masks.shape[2], boxes.Data<float>(), size[0], size[1],
-                         params_.padding, static_cast<float*>(output), scratch, OrtTaskRunner(api, ctx));
+                         params_.padding, output, scratch, OrtTaskRunner(api, ctx));
 }
 
 Status PasteMasksOp::InferShape(const ShapeInference& infer) {

@@ -15,9 +15,16 @@ class PasteMasksOp {
   static const OpSchema& Schema();
   static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<PasteMasksOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // paste_masks_cuda.cc
+  // image_size (input 2) is read on the host: it sizes the output.
+  static bool CudaInputOnHost(size_t index) { return index == 2; }
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // Both Computes: the inputs, their checks and the output [N, 1, H, W] (null when it has no
+  // elements); size points at image_size (host memory on either provider).
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* masks, InputTensor* boxes,
+                 const int64_t** size, float** output) const;
   PasteMasksParams params_;
 };
 

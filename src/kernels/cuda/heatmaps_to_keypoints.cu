@@ -1,0 +1,55 @@
+// Heatmap decoding CUDA kernel: one block per (roi, keypoint). Its threads take the samples of the
+// resized map in turn (ResizedHeatmapSample, every sample computed on its own: no resized map is
+// stored), each keeps a running torch.argmax (HeatmapArgmax), and the block merges them in shared
+// memory. The argmax rules order the candidates totally, so the merge order does not change the
+// result. One thread writes the keypoint.
+#include "kernels/cuda/heatmaps_to_keypoints.h"
+
+#include "kernels/cuda/launch.cuh"
+#include "kernels/shared/heatmap_keypoint.h"
+
+namespace opbridge::cuda {
+namespace {
+
+constexpr int kBlockThreads = 256;
+
+__global__ void __launch_bounds__(kBlockThreads)
+    HeatmapsToKeypointsKernel(const float* maps, int64_t k, int64_t map_h, int64_t map_w, const float* rois,
+                              int64_t tasks, float* xy, float* scores) {
+  __shared__ shared::HeatmapArgmax partial[kBlockThreads];
+  const int t = static_cast<int>(threadIdx.x);
+  for (int64_t task = blockIdx.x; task < tasks; task += gridDim.x) {
+    const float* roi = rois + 4 * (task / k);
+    const shared::RoiHeatmap m = shared::MakeRoiHeatmap(roi);
+    shared::HeatmapArgmax best = shared::HeatmapArgmax::None();
+    if (m.finite && m.within_limit) {
+      const float* map = maps + task * map_h * map_w;
+      const float scale_h = shared::InterpolateScale(map_h, m.out_h);
+      const float scale_w = shared::InterpolateScale(map_w, m.out_w);
+      for (int64_t i = t; i < m.out_h * m.out_w; i += kBlockThreads) {
+        best.Consider(shared::ResizedHeatmapSample(map, map_h, map_w, scale_h, scale_w, i / m.out_w, i % m.out_w), i);
+      }
+    }
+    partial[t] = best;
+    __syncthreads();
+    for (int stride = kBlockThreads / 2; stride > 0; stride /= 2) {
+      if (t < stride) partial[t].Consider(partial[t + stride].value, partial[t + stride].index);
+      __syncthreads();
+    }
+    if (t == 0) shared::WriteKeypoint(roi, m, partial[0], xy + 3 * task, scores + task);
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+Status HeatmapsToKeypoints(const float* maps, int64_t r, int64_t k, int64_t map_h, int64_t map_w, const float* rois,
+                           float* xy, float* scores, Stream stream) {
+  const int64_t tasks = r * k;
+  if (tasks == 0) return Status::Ok();
+  const unsigned int blocks = static_cast<unsigned int>(tasks < 65535 ? tasks : 65535);
+  HeatmapsToKeypointsKernel<<<blocks, kBlockThreads, 0, stream>>>(maps, k, map_h, map_w, rois, tasks, xy, scores);
+  return LaunchStatus("the heatmap decoding kernel");
+}
+
+}  // namespace opbridge::cuda

@@ -1,0 +1,17 @@
+// Mask R-CNN mask pasting CUDA kernel (float32). Framework-free.
+#pragma once
+
+#include <stdint.h>
+
+#include "core/status.h"
+#include "kernels/cuda/cuda_status.h"
+
+namespace opbridge::cuda {
+
+// masks [n, 1, mask_size, mask_size] and boxes [n, 4] in device memory; output [n, 1, image_h,
+// image_w]: cpu::PasteMasks's values bit for bit (kernels/shared/paste_masks_pixel.h), one thread
+// per output pixel. The sizes are the CPU kernel's, already checked.
+Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float* boxes, int64_t image_h,
+                  int64_t image_w, int64_t padding, float* output, Stream stream);
+
+}  // namespace opbridge::cuda

@@ -1,0 +1,22 @@
+// Mask pasting ORT glue, CUDA twin: opbridge::PasteMasks on the CUDA execution provider, with the
+// CPU op's checks; image_size is read on the host (it sizes the output). The kernel gives the CPU
+// kernel's bits.
+#include "kernels/cuda/paste_masks.h"
+#include "ort/cuda_glue.h"
+#include "ort/ops/paste_masks.h"
+
+namespace opbridge::ort {
+
+Status PasteMasksOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor masks, boxes;
+  const int64_t* size = nullptr;
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &masks, &boxes, &size, &output));
+  if (output == nullptr) return Status::Ok();
+  CudaContext cuda;
+  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
+  return cuda::PasteMasks(masks.Data<float>(), masks.shape[0], masks.shape[2], boxes.Data<float>(), size[0], size[1],
+                          params_.padding, output, cuda.stream);
+}
+
+}  // namespace opbridge::ort
