@@ -6,7 +6,9 @@ as mmcv's TensorRT preprocessing leaves MMCVInstanceNormalization in the default
 the model's functions and every subgraph (If/Loop/Scan bodies), with who provides it (opbridge's
 library, ONNX Runtime itself, a function defined in the model, or nobody); then an ORT session is
 created with the library, which checks every attribute and whatever shapes the file declares
-(opbridge's shape inference runs for each of its nodes). Needs only onnxruntime, onnx and numpy.
+(opbridge's shape inference runs for each of its nodes). It also says which opbridge nodes would
+fall back to the CPU in an ONNX Runtime session with the CUDA execution provider (the ops without a
+CUDA kernel). Needs only onnxruntime, onnx and numpy.
 
     report = opbridge.check.check("model.onnx")
     report.exit_code, report.unsupported, report.session_error, print(report.format())
@@ -65,6 +67,15 @@ class CustomOp:
         return f"{self.domain}::{self.op_type}"
 
     @property
+    def on_gpu(self) -> bool | None:
+        """For an opbridge op: whether it has a CUDA kernel, i.e. runs on the GPU in a CUDA session of
+        a CUDA build (else it falls back to the CPU, with copies around it). None for other ops
+        (ONNX Runtime's placement decides)."""
+        if self.provider != OPBRIDGE:
+            return None
+        return "CUDA" in manifest.find(self.identity).providers(self.identity)
+
+    @property
     def supported(self) -> bool:
         return self.provider != NOBODY
 
@@ -97,6 +108,24 @@ class CheckReport:
     @property
     def unsupported(self) -> list[CustomOp]:
         return [op for op in self.custom_ops if not op.supported]
+
+    @property
+    def cpu_fallbacks(self) -> list[CustomOp]:
+        """The opbridge ops without a CUDA kernel: on the CPU in a CUDA session."""
+        return [op for op in self.custom_ops if op.on_gpu is False]
+
+    def gpu_summary(self) -> str:
+        """Where the opbridge nodes run in an ONNX Runtime session with the CUDA execution provider."""
+        ours = [op for op in self.custom_ops if op.provider == OPBRIDGE]
+        if not ours:
+            return "In a CUDA session: no opbridge nodes; ONNX Runtime places every node."
+        if not self.cpu_fallbacks:
+            return (f"In a CUDA session (onnxruntime-gpu, a CUDA build of opbridge): all {sum(op.count for op in ours)} "
+                    "opbridge nodes run on the GPU.")
+        names = ", ".join(f"{op.identity} ({op.count})" for op in self.cpu_fallbacks)
+        return (f"In a CUDA session (onnxruntime-gpu, a CUDA build of opbridge): "
+                f"{sum(op.count for op in self.cpu_fallbacks)} of {sum(op.count for op in ours)} opbridge nodes fall "
+                f"back to the CPU, with copies to and from the GPU around them: {names}.")
 
     @property
     def exit_code(self) -> int:
@@ -153,9 +182,13 @@ class CheckReport:
                          "the standard ONNX domains")
             lines.append("")
             if self.custom_ops:
-                lines += _table(["domain", "op type", "count", "provided by", "where"],
-                                [[op.domain, op.op_type, str(op.count), op.provider, ", ".join(op.where)]
+                # "runs on": the device of the node in an ORT session with the CUDA execution
+                # provider; "-" where ONNX Runtime's own placement decides.
+                lines += _table(["domain", "op type", "count", "provided by", "runs on", "where"],
+                                [[op.domain, op.op_type, str(op.count), op.provider,
+                                  {True: "GPU", False: "CPU", None: "-"}[op.on_gpu], ", ".join(op.where)]
                                  for op in self.custom_ops])
+                lines += ["", "  " + self.gpu_summary()]
             else:
                 lines.append("  only standard ONNX ops")
             lines.append("")
@@ -176,9 +209,10 @@ class CheckReport:
     def to_dict(self) -> dict:
         """Everything in the report, for `opbridge check --json`."""
         result = dataclasses.asdict(self)
-        result["custom_ops"] = [dict(dataclasses.asdict(op), identity=op.identity, supported=op.supported)
-                                for op in self.custom_ops]
-        result.update(exit_code=self.exit_code, ok=self.ok, advice=self.advice(), summary=self.summary())
+        result["custom_ops"] = [dict(dataclasses.asdict(op), identity=op.identity, supported=op.supported,
+                                     on_gpu=op.on_gpu) for op in self.custom_ops]
+        result.update(exit_code=self.exit_code, ok=self.ok, advice=self.advice(), summary=self.summary(),
+                      gpu_summary=self.gpu_summary(), cpu_fallbacks=[op.identity for op in self.cpu_fallbacks])
         return result
 
 

@@ -45,11 +45,16 @@ def _cmd_verify(args) -> int:
 def _cmd_ops(args) -> int:
     from opbridge import manifest
 
-    print(f"{'identity':<38}{'kernel':<14}inputs -> outputs")
+    # providers: the execution providers the identity has kernels for in a CUDA build of the
+    # library (a CPU-only build registers the CPU ones alone).
+    names = max(len(f"{domain}::{name}") for domain, name, _ in manifest.identities()) + 2
+    width = max(len(op.kernel) for _, _, op in manifest.identities()) + 2
+    print(f"{'identity':<{names}}{'kernel':<{width}}{'providers':<11}inputs -> outputs")
     for domain, name, op in manifest.identities():
+        identity = f"{domain}::{name}"
         ins = ", ".join(t.name for t in op.inputs)
         outs = ", ".join(t.name for t in op.outputs)
-        print(f"{domain + '::' + name:<38}{op.kernel:<14}({ins}) -> ({outs})")
+        print(f"{identity:<{names}}{op.kernel:<{width}}{'+'.join(op.providers(identity)):<11}({ins}) -> ({outs})")
     return 0
 
 

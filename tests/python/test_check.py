@@ -170,6 +170,33 @@ def test_opbridge_file_counts_each_op(tmp_path):
     assert report.node_count == 4
 
 
+def test_says_which_opbridge_nodes_fall_back_to_the_cpu_in_a_cuda_session(tmp_path):
+    # RoiAlign has a CUDA kernel; RoiAlignRotated does not (the manifest's cuda_identities).
+    nodes = [helper.make_node("RoiAlign", ["input", "rois"], ["pooled"], domain="opbridge", output_height=2,
+                              output_width=2),
+             helper.make_node("RoiAlignRotated", ["input", "rotated_rois"], ["rotated"], domain="opbridge",
+                              output_height=2, output_width=2),
+             helper.make_node("RoiAlignRotated", ["input", "rotated_rois"], ["rotated_again"], domain="opbridge",
+                              output_height=2, output_width=2)]
+    graph = helper.make_graph(nodes, "mixed", [
+        helper.make_tensor_value_info("input", F, [1, 2, 8, 8]),
+        helper.make_tensor_value_info("rois", F, ["R", 5]),
+        helper.make_tensor_value_info("rotated_rois", F, ["R", 6])],
+        [helper.make_tensor_value_info(name, F, None) for name in ("pooled", "rotated", "rotated_again")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("opbridge", 1)],
+                              ir_version=8)
+    report = check(save(model, tmp_path / "mixed.onnx"))
+    assert report.exit_code == 0, report.format()
+    assert {op.identity: op.on_gpu for op in report.custom_ops} == {"opbridge::RoiAlign": True,
+                                                                   "opbridge::RoiAlignRotated": False}
+    assert [op.identity for op in report.cpu_fallbacks] == ["opbridge::RoiAlignRotated"]
+    assert report.gpu_summary() == (
+        "In a CUDA session (onnxruntime-gpu, a CUDA build of opbridge): 2 of 3 opbridge nodes fall back to the "
+        "CPU, with copies to and from the GPU around them: opbridge::RoiAlignRotated (2).")
+    assert report.gpu_summary() in report.format()
+    assert report.to_dict()["cpu_fallbacks"] == ["opbridge::RoiAlignRotated"]
+
+
 def test_op_nobody_registers(tmp_path):
     report = check(save(unknown_op(), tmp_path / "acme.onnx"))
     assert report.exit_code == check_module.EXIT_UNSUPPORTED == 1
@@ -271,15 +298,16 @@ def table_rows(out: str) -> list[list[str]]:
     for line in lines[start + 1:]:
         if not line.strip():
             break
-        rows.append(line.split(None, 4))
+        rows.append(line.split(None, 5))
     return rows
 
 
 def test_cli_on_a_file_that_runs(tmp_path):
     out = run_cli(save(mmdeploy_detector_tail(), tmp_path / "mmdeploy.onnx"))
     assert out.returncode == 0, out.stdout + out.stderr
-    assert table_rows(out.stdout) == [["mmdeploy", "grid_sampler", "1", "opbridge", "graph"],
-                                      ["mmdeploy", "TRTBatchedNMS", "1", "opbridge", "graph"]]
+    assert table_rows(out.stdout) == [["mmdeploy", "grid_sampler", "1", "opbridge", "GPU", "graph"],
+                                      ["mmdeploy", "TRTBatchedNMS", "1", "opbridge", "GPU", "graph"]]
+    assert "In a CUDA session (onnxruntime-gpu, a CUDA build of opbridge): all 2 opbridge nodes run on the GPU." in out.stdout
     assert "session with opbridge" in out.stdout and ": created" in out.stdout
     assert ["output", "dets", "tensor(float)", "['batch', 50, 5]"] in [line.split(None, 3) for line in out.stdout.splitlines()]
     assert out.stdout.rstrip().endswith("OK: the model runs in ONNX Runtime with opbridge (exit 0)")
@@ -288,7 +316,7 @@ def test_cli_on_a_file_that_runs(tmp_path):
 def test_cli_on_an_op_nobody_registers(tmp_path):
     out = run_cli(save(unknown_op(), tmp_path / "acme.onnx"))
     assert out.returncode == 1
-    assert table_rows(out.stdout) == [["acme", "FancyOp", "1", "nobody", "graph"]]
+    assert table_rows(out.stdout) == [["acme", "FancyOp", "1", "nobody", "-", "graph"]]
     text = " ".join(out.stdout.split())  # the advice is wrapped
     assert "acme::FancyOp is not an opbridge op, and ONNX Runtime does not provide it." in text
     assert "is not a registered function/op" in text  # ORT's error

@@ -87,7 +87,7 @@ def test_deploy_commands_without_torch(run_deploy, tmp_path):
     out = run_deploy(["-m", "opbridge", "ops"])
     assert "mmcv::MMCVRoiAlign" in out.stdout and "mmdeploy::TRTBatchedNMS" in out.stdout
     out = run_deploy(["-m", "opbridge", "check", str(roi_align_model(tmp_path / "m.onnx"))])
-    assert ["opbridge", "RoiAlign", "1", "opbridge", "graph"] in [line.split() for line in out.stdout.splitlines()]
+    assert ["opbridge", "RoiAlign", "1", "opbridge", "GPU", "graph"] in [line.split() for line in out.stdout.splitlines()]
     assert out.stdout.rstrip().endswith("(exit 0)")
 
 

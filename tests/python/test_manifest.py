@@ -84,5 +84,8 @@ def test_ops_command_lists_every_identity(capsys):
 
     assert main(["ops"]) == 0
     out = capsys.readouterr().out
-    for domain, name, _ in manifest.identities():
-        assert f"{domain}::{name}" in out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    for domain, name, op in manifest.identities():
+        identity = f"{domain}::{name}"
+        # identity, kernel, then the providers the identity has kernels for in a CUDA build
+        assert rows[identity][:3] == [identity, op.kernel, "CPU+CUDA" if identity in op.cuda_identities else "CPU"]
