@@ -88,6 +88,24 @@ TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
         "against torch.linalg.inv (MKL): the same float32 method with some operations ordered "
         "differently, a few ulps of the largest entry for well-conditioned matrices (7e-7 measured)",
     ),
+    # An identity's CUDA kernel against its CPU twin on the same inputs (./run.sh test-gpu).
+    ("*", "cuda_twin", "float32"): Tolerance(
+        0.0, 0.0,
+        "the CUDA kernels run the CPU kernels' per-element code (kernels/shared/, compiled without "
+        "contracted multiply-adds on both sides): the same bits",
+    ),
+    ("roi_align", "cuda_twin", "float32"): Tolerance(
+        1e-5, 1e-6,
+        "avg mode: the CPU kernel sums each bin's samples separably (rows, then columns), the CUDA "
+        "kernel in torchvision's order, sample by sample: the same samples and weights, float32 "
+        "rounding apart (the max mode compares exactly)",
+    ),
+    ("multi_scale_roi_align", "cuda_twin", "float32"): Tolerance(
+        1e-5, 1e-6, "RoIAlign's summation orders, per level (see roi_align)",
+    ),
+    ("multi_level_roi_align", "cuda_twin", "float32"): Tolerance(
+        1e-5, 1e-6, "RoIAlign's summation orders, per level (see roi_align)",
+    ),
     # A whole exported model in ORT against eager PyTorch (opbridge.verify and the demo).
     ("*", "model", "float32"): Tolerance(
         1e-4, 1e-4, "ORT's and PyTorch's convolutions and matrix products sum in different orders"
@@ -107,7 +125,8 @@ EXACT = Tolerance(0.0, 0.0, "integer outputs are exact")
 
 
 def tolerance(comparison: str, dtype, op: str = "*") -> Tolerance:
-    """The tolerance for `comparison` ("same_precision", "float64_reference" or "model") of `op`
+    """The tolerance for `comparison` ("same_precision", "float64_reference", "model", "detector",
+    "cuda_twin", ...: the table's second keys) of `op`
     (a kernel stem such as "grid_sample", or "*") at `dtype` (a numpy or torch dtype, or its name)."""
     name = str(dtype).replace("torch.", "")
     if not name.startswith("float"):

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from opbridge._library import create_session
+from opbridge._library import _check_providers, create_session
 from opbridge.export import ExportInputs, custom_nodes, export
 from opbridge.tolerances import tolerance
 
@@ -57,13 +57,22 @@ class VerifyReport:
     ort_ms: float = float("nan")
     eager_ms: float = float("nan")
     sizes: list[SizeReport] = dataclasses.field(default_factory=list)
+    device: str = "cpu"
+    placement: object = None  # device "cuda": opbridge.placement.CudaPlacement of the session
 
     @property
     def ok(self) -> bool:
-        return all(o.ok for o in self.outputs) and all(s.ok for s in self.sizes)
+        on_gpu = self.placement is None or self.placement.all_opbridge_nodes_on_gpu
+        return all(o.ok for o in self.outputs) and all(s.ok for s in self.sizes) and on_gpu
 
     def __str__(self) -> str:
         lines = [f"exporter: {self.exporter}", f"custom ops: {', '.join(sorted(set(self.custom_ops))) or 'none'}"]
+        if self.placement is not None:
+            p = self.placement
+            where = ("every opbridge node on the GPU" if p.all_opbridge_nodes_on_gpu else
+                     f"opbridge nodes next to CPU-GPU copies: {', '.join(p.opbridge_nodes_next_to_copies)}")
+            lines.append(f"device: cuda (ORT's CUDA execution provider, PyTorch on CUDA); {p.memcpy_nodes} copies "
+                         f"between the CPU and the GPU, {where}")
         width = max([16] + [len(o.name) + 2 for o in self.outputs])
         lines.append(f"{'output':<{width}}{'dtype':<9}{'shape (ORT)':<18}{'max abs err':>12}{'max rel err':>12}  "
                      f"{'tolerance':<24}result")
@@ -108,6 +117,7 @@ def verify(
     more_args: list[tuple] = (),
     comparison: str = "model",
     dynamic_sizes: dict[str, list[int]] | None = None,
+    device: str = "cpu",
 ) -> VerifyReport:
     """Exports `model(*args)`, runs it in ORT with opbridge's library and compares every output
     with eager PyTorch, within opbridge's tolerance table ("model" entries).
@@ -142,20 +152,41 @@ def verify(
     "detector" for detection models, whose box coordinates (in pixels) pass through dozens of
     convolutions that ORT and PyTorch sum in different orders.
 
+    device: "cpu" (the default), or "cuda": ORT runs with its CUDA execution provider (onnxruntime-gpu
+    and a CUDA build of the library: opbridge's nodes with CUDA kernels on the GPU) and PyTorch eager
+    on the GPU (a copy of the model). The report then also says whether every opbridge node ran on
+    the GPU (report.placement: no copy between the CPU and the GPU next to an opbridge node).
+
     Returns the report (also printed unless print_report=False); report.ok says whether all match.
     With timing_runs > 0 the report also carries median times per run in ORT and in PyTorch.
     """
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f'device must be "cpu" or "cuda", got {device!r}')
+    if device == "cuda":  # before the export, which takes a while
+        _check_providers(("CUDAExecutionProvider",))
+        if not torch.cuda.is_available():
+            raise RuntimeError("verify(device='cuda') runs PyTorch on the GPU too, but this PyTorch sees no CUDA "
+                               "device (torch.cuda.is_available() is False)")
     model = model.eval()
     args = tuple(args)
     axes = _axes_to_check(ExportInputs(model, args, dynamic_axes), dynamic_sizes or {})
     proto = export(model, args, exporter=exporter, dynamic_axes=dynamic_axes, output_names=output_names)
-    session = create_session(proto, intra_op_threads=intra_op_threads)
+    providers = ("CUDAExecutionProvider",) if device == "cuda" else ("CPUExecutionProvider",)
+    session = create_session(proto, intra_op_threads=intra_op_threads, providers=providers)
+    eager_model = model
+    if device == "cuda":
+        import copy
+
+        from opbridge.placement import cuda_placement
+
+        placement = cuda_placement(proto)
+        eager_model = _OnDevice(copy.deepcopy(model).to("cuda"), "cuda")
     examples = [args] + [tuple(a) for a in more_args]
     feeds_per_example = [_feeds(session, ExportInputs(model, example, dynamic_axes)) for example in examples]
     outputs = []
     for k, (example, feeds) in enumerate(zip(examples, feeds_per_example)):
         with torch.no_grad():
-            expected = _flatten_with_paths(model(*example))
+            expected = _flatten_with_paths(eager_model(*example))
         actual = session.run(None, feeds)
         if len(actual) != len(expected):
             raise AssertionError(f"ORT returned {len(actual)} outputs, eager PyTorch {len(expected)} "
@@ -164,12 +195,14 @@ def verify(
         outputs += [_compare(prefix + path, e.detach().cpu().numpy(), a, comparison)
                     for (path, e), a in zip(expected, actual)]
     feeds = feeds_per_example[0]
-    report = VerifyReport(exporter, custom_nodes(proto), outputs)
-    report.sizes = _check_other_sizes(model, args, session, axes, comparison)
+    report = VerifyReport(exporter, custom_nodes(proto), outputs, device=device)
+    if device == "cuda":
+        report.placement = placement
+    report.sizes = _check_other_sizes(eager_model, args, session, axes, comparison)
     if timing_runs > 0:
         report.ort_ms = _median_ms(lambda: session.run(None, feeds), timing_runs)
         with torch.no_grad():
-            report.eager_ms = _median_ms(lambda: model(*args), timing_runs)
+            report.eager_ms = _median_ms(lambda: eager_model(*args), timing_runs, synchronize=device == "cuda")
     if print_report:
         print(report)
     return report
@@ -335,11 +368,27 @@ def _compare(name: str, expected: np.ndarray, actual: np.ndarray, comparison: st
     return OutputReport(name, str(expected.dtype), expected.shape, actual.shape, abs_err, rel_err, tol.rtol, tol.atol, ok)
 
 
-def _median_ms(fn, runs: int) -> float:
+def _median_ms(fn, runs: int, synchronize: bool = False) -> float:
     fn()  # warm-up
     times = []
     for _ in range(runs):
         start = time.perf_counter()
         fn()
+        if synchronize:  # PyTorch's CUDA work is asynchronous: wait for it
+            torch.cuda.synchronize()
         times.append((time.perf_counter() - start) * 1e3)
     return float(np.median(times))
+
+
+class _OnDevice:
+    """A model on `device` called with the CPU example inputs: they are moved there, and its outputs
+    come back to the CPU (which the comparisons read)."""
+
+    def __init__(self, model, device: str):
+        self.model, self.device = model, device
+        self.forward = model.forward  # ExportInputs reads the argument names from its signature
+
+    def __call__(self, *args):
+        moved = pytree.tree_map(lambda v: v.to(self.device) if isinstance(v, torch.Tensor) else v, args)
+        out = self.model(*moved)
+        return pytree.tree_map(lambda v: v.cpu() if isinstance(v, torch.Tensor) else v, out)

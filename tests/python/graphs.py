@@ -6,6 +6,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+import cuda_twins
 import opbridge
 
 ELEM = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int64"): TensorProto.INT64}
@@ -51,7 +52,16 @@ def ort_minor() -> int:
 
 def run(model: onnx.ModelProto, feeds: dict, threads: int = 1) -> list[np.ndarray]:
     session = opbridge.create_session(model, intra_op_threads=threads)
-    return session.run(None, feeds)
+    outputs = session.run(None, feeds)
+    kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED else []
+    if kernels:  # ./run.sh test-gpu: the CUDA twin must give the same outputs
+        cuda = _cuda_session(model).run(None, feeds)
+        cuda_twins.compare_outputs(kernels[0], outputs, cuda)
+    return outputs
+
+
+def _cuda_session(model: onnx.ModelProto):
+    return opbridge.create_session(model, providers=("CUDAExecutionProvider",))
 
 
 def session_error(model: onnx.ModelProto) -> str:
@@ -59,6 +69,13 @@ def session_error(model: onnx.ModelProto) -> str:
     try:
         opbridge.create_session(model)
     except Exception as e:  # ORT raises its own pybind exception types
+        if cuda_twins.ENABLED and cuda_twins.cuda_kernels(model):
+            try:
+                _cuda_session(model)
+            except Exception as cuda_error:
+                cuda_twins.compare_errors(cuda_twins.cuda_kernels(model)[0], str(e), str(cuda_error), None)
+            else:
+                raise AssertionError(f"the CPU session fails ({e}) but the CUDA session was created") from None
         return str(e)
     raise AssertionError("expected the session creation to fail")
 
@@ -69,6 +86,14 @@ def run_error(model: onnx.ModelProto, feeds: dict) -> str:
     try:
         session.run(None, feeds)
     except Exception as e:
+        kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED else []
+        if kernels:  # ./run.sh test-gpu: the CUDA twin must fail alike (or give its defined result)
+            cuda_error, cuda_outputs = None, None
+            try:
+                cuda_outputs = _cuda_session(model).run(None, feeds)
+            except Exception as error:
+                cuda_error = str(error)
+            cuda_twins.compare_errors(kernels[0], str(e), cuda_error, cuda_outputs)
         return str(e)
     raise AssertionError("expected the run to fail")
 

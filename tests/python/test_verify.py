@@ -138,3 +138,15 @@ def test_axis_with_different_example_sizes_is_an_error():
     x, rois = roi_inputs(6)
     with pytest.raises(ValueError, match="dynamic axis 'n' has different sizes in the example"):
         opbridge.verify(RoiAlign(), (x, rois), dynamic_axes={"x": {0: "n"}, "rois": {0: "n"}})
+
+
+def test_device_must_be_cpu_or_cuda_and_cuda_needs_onnxruntime_gpu(monkeypatch):
+    model, args = RoiAlign(), roi_inputs()
+    with pytest.raises(ValueError, match='device must be "cpu" or "cuda", got \'gpu\''):
+        opbridge.verify(model, args, device="gpu")
+    import onnxruntime
+
+    # As on any machine with the CPU-only onnxruntime: a clear error before the export starts.
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
+    with pytest.raises(RuntimeError, match="install onnxruntime-gpu"):
+        opbridge.verify(model, args, device="cuda")
