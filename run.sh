@@ -361,6 +361,88 @@ run_tests() {
   return "$status"
 }
 
+# ---- ./run.sh test-gpu: the GPU tests --------------------------------------------------------------
+
+# Why the GPU tests cannot run with $1 (a Python), or nothing: a CUDA device (the NVIDIA driver's
+# libcuda, asked directly: onnxruntime-gpu lists its CUDA provider on machines without a GPU too),
+# onnxruntime-gpu in that Python, pytest.
+gpu_tests_blocker() {
+  "$1" - <<'PYTHON'
+import ctypes
+import importlib.util
+
+try:
+    driver = ctypes.CDLL("libcuda.so.1")
+    count = ctypes.c_int(0)
+    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
+        raise OSError("the driver reports no CUDA device")
+except (OSError, AttributeError) as error:
+    print(f"no CUDA GPU on this machine ({error})")
+    raise SystemExit
+try:
+    import onnxruntime
+except ImportError:
+    print("onnxruntime is not installed")
+    raise SystemExit
+if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+    print(f"this onnxruntime ({onnxruntime.__version__}) has no CUDA execution provider: install onnxruntime-gpu "
+          "(pip install onnxruntime-gpu==1.31.1, which replaces onnxruntime in that environment), or set "
+          "OPBRIDGE_GPU_PYTHON to a Python that has it")
+    raise SystemExit
+if importlib.util.find_spec("pytest") is None:
+    print("pytest is not installed")
+PYTHON
+}
+
+# The op test files of every kernel with a CUDA kernel (tests/python/test_<kernel>.py).
+cuda_op_tests() {
+  PYTHONPATH="$ROOT/python" "$1" -c '
+from opbridge import manifest
+print("
+".join(f"tests/python/test_{k}.py" for k, op in manifest.load().items() if op.cuda_identities))'
+}
+
+# ./run.sh test-gpu [pytest args]: wherever a CUDA GPU and onnxruntime-gpu are present, builds the
+# library with its CUDA kernels (unless OPBRIDGE_NO_BUILD=1: build/ as it is, e.g. one built on
+# another machine) and runs
+#   1. the op tests of every kernel that has a CUDA kernel with OPBRIDGE_TEST_CUDA_TWINS=1: each of
+#      their graphs also runs in a CUDA session and must give the CPU session's outputs and errors
+#      (tests/python/cuda_twins.py), plus tests/gpu (torchvision's detectors in a CUDA session);
+#   2. the same op tests (each parameter value once) under compute-sanitizer's memcheck, when
+#      compute-sanitizer is on PATH.
+# OPBRIDGE_GPU_PYTHON: the Python to run them with (default .venv's); it needs onnxruntime-gpu,
+# PyTorch, torchvision and pytest. Without a GPU or onnxruntime-gpu it says why and exits 0.
+run_gpu_tests() {
+  cd "$ROOT"
+  local python="${OPBRIDGE_GPU_PYTHON:-$VENV/bin/python}" blocker status=0 list files workers=()
+  if [ "${OPBRIDGE_NO_BUILD:-0}" != 1 ]; then
+    build || return 1
+  fi
+  blocker="$(gpu_tests_blocker "$python")"
+  if [ -n "$blocker" ]; then
+    log "GPU tests not run: $blocker"
+    return 0
+  fi
+  list="$(cuda_op_tests "$python")"
+  mapfile -t files <<< "$list"
+  if "$python" -c "import xdist" 2>/dev/null; then
+    workers=(-n "${OPBRIDGE_GPU_WORKERS:-4}")
+  fi
+  log "GPU tests: the CUDA twins over the op tests of ${#files[@]} kernels, then tests/gpu"
+  OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest \
+    "${files[@]}" tests/python/test_cuda_twins.py tests/gpu -q -p no:cacheprovider "${workers[@]}" "$@" || status=1
+  if command -v compute-sanitizer >/dev/null; then
+    log "GPU tests under compute-sanitizer memcheck (the op tests, each parameter value once)"
+    OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer \
+      --tool memcheck --error-exitcode 99 --print-limit 20 "$python" -m pytest "${files[@]}" -q -p no:cacheprovider \
+      -p no:xdist --each-value-once || status=1
+  else
+    log "compute-sanitizer is not on PATH: the memcheck run is left out"
+  fi
+  [ "$status" -eq 0 ] && log "every GPU test passed" || log "FAILED: see above"
+  return "$status"
+}
+
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -368,6 +450,7 @@ case "$cmd" in
   build) build ;;
   demo) build; "$VENV/bin/python" -m opbridge demo "$@" ;;
   test) run_tests "$@" ;;
+  test-gpu) run_gpu_tests "$@" ;;
   bench) build; "$VENV/bin/python" -m opbridge bench "$@" ;;
-  *) echo "usage: ./run.sh demo|test|bench|setup|build" >&2; exit 2 ;;
+  *) echo "usage: ./run.sh demo|test|test-gpu|bench|setup|build" >&2; exit 2 ;;
 esac
