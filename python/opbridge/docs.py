@@ -23,6 +23,19 @@ _FILES = [
 ]
 
 
+# The CUDA kernel's stem where it serves several ops.
+_CUDA_KERNEL = {"multi_scale_roi_align": "multi_level_roi_align", "instance_norm": "group_norm"}
+
+
+def _files(op: manifest.Op) -> list[tuple[str, str]]:
+    files = list(_FILES)
+    if op.cuda_identities:
+        files[1:1] = [("CUDA kernel", f"src/kernels/cuda/{_CUDA_KERNEL.get(op.kernel, op.kernel)}.cu"),
+                      ("ORT glue, CUDA twin", "src/ort/ops/{k}_cuda.cc")]
+        files.append(("GPU tests", "./run.sh test-gpu: tests/python/test_{k}.py against the CUDA twins, tests/gpu"))
+    return files
+
+
 def _tables(signature: manifest.Signature, heading: str) -> list[str]:
     lines = [f"{heading} Inputs", "", "| name | shape | type | description |", "|---|---|---|---|"]
     for t in signature.inputs:
@@ -78,8 +91,18 @@ def render(op: manifest.Op) -> str:
               "created, and a bad input when the model runs, with an error naming the op, the value and the rule.", ""]
     if op.notes:
         lines += ["## Notes", "", op.notes, ""]
+    lines += ["## On the GPU", ""]
+    if op.cuda_identities:
+        others = [i for i in op.identities if i not in op.cuda_identities]
+        lines += [f"In an ONNX Runtime session with the CUDA execution provider (onnxruntime-gpu and a CUDA build of "
+                  f"the library), {', '.join(f'`{i}`' for i in op.cuda_identities)} run on the GPU, on ORT's stream"
+                  + (f"; {', '.join(f'`{i}`' for i in others)} on the CPU." if others else ".") + " " + op.cuda_notes,
+                  ""]
+    else:
+        lines += ["No CUDA kernel yet: in a CUDA session these nodes run on the CPU, with copies to and from the GPU "
+                  "around them (`opbridge check` lists them).", ""]
     lines += ["## Where the code is", "", "| what | file |", "|---|---|"]
-    lines += [f"| {what} | `{path.format(k=op.kernel, workloads=', '.join(op.workloads))}` |" for what, path in _FILES]
+    lines += [f"| {what} | `{path.format(k=op.kernel, workloads=', '.join(op.workloads))}` |" for what, path in _files(op)]
     return "\n".join(lines) + "\n"
 
 

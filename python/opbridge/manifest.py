@@ -61,6 +61,8 @@ class Op:
     signatures: dict  # identity -> Signature, for every identity
     # The identities that also have a CUDA kernel (a CUDA twin in CUDA builds of the library).
     cuda_identities: tuple[str, ...] = ()
+    # How the CUDA kernel's results relate to the CPU kernel's (the op page's "On the GPU").
+    cuda_notes: str = ""
 
     def providers(self, identity: str) -> tuple[str, ...]:
         """The execution providers `identity` has kernels for in a CUDA build of the library."""
@@ -161,6 +163,8 @@ def load() -> dict[str, Op]:
                 else base.attributes,
             )
         cuda = tuple(entry.get("cuda_identities", ()))
+        if bool(cuda) != bool(entry.get("cuda_notes")):
+            raise ValueError(f"ops.toml [{kernel}]: cuda_identities and cuda_notes go together")
         if set(cuda) - set(entry["identities"]):
             raise ValueError(f"ops.toml [{kernel}]: cuda_identities it does not list: "
                              f"{sorted(set(cuda) - set(entry['identities']))}")
@@ -177,6 +181,7 @@ def load() -> dict[str, Op]:
             notes=entry.get("notes", "").strip(),
             signatures=signatures,
             cuda_identities=cuda,
+            cuda_notes=entry.get("cuda_notes", "").strip(),
         )
     return ops
 
