@@ -71,7 +71,7 @@ def _cmd_check(args) -> int:
 def _cmd_bench(args) -> int:
     from opbridge.bench import main as bench_main
 
-    return bench_main(args.workloads, args.runs, args.threads)
+    return bench_main(args.workloads, args.runs, args.threads, device=args.device)
 
 
 def _cmd_fuzz(args) -> int:
@@ -116,6 +116,9 @@ def main(argv=None) -> int:
     p.add_argument("workloads", nargs="*", help="workload ids or prefixes (default: all)")
     p.add_argument("--runs", type=int, default=10, help="timed runs per engine and thread count")
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cuda: ORT's CUDA execution provider and PyTorch on CUDA, data in GPU memory "
+                        "(default workloads: those of the ops with CUDA kernels, and detector.fasterrcnn)")
     p.set_defaults(fn=_cmd_bench)
     p = sub.add_parser("docs", help="write the op reference pages")
     p.add_argument("--out", default=None, help="folder (default: docs/ops in the repository)")

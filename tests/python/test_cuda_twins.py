@@ -1,6 +1,7 @@
-"""The comparisons of the CUDA twin check (cuda_twins.py, run by ./run.sh test-gpu) and the
-placement report (opbridge.placement), on made-up outputs, errors and partitioned graphs: they
-need no GPU, and a check that cannot fail would pass every GPU run."""
+"""The GPU plumbing that runs without a GPU: the comparisons of the CUDA twin check (cuda_twins.py,
+run by ./run.sh test-gpu) and the placement report (opbridge.placement) on made-up outputs, errors
+and partitioned graphs (a check that cannot fail would pass every GPU run), and what the bench's
+GPU mode runs and says where it cannot."""
 
 from __future__ import annotations
 
@@ -77,3 +78,17 @@ def test_placement_finds_opbridge_nodes_next_to_copies():
                              helper.make_node("RoiAlignRotated", ["a", "r"], ["b"], domain="opbridge", name="rot"),
                              helper.make_node("MemcpyFromHost", ["b"], ["y"])])
     assert copies_next_to_opbridge_nodes(fallback).opbridge_nodes_next_to_copies == ["opbridge::RoiAlignRotated 'rot'"]
+
+
+def test_bench_on_the_gpu_runs_the_cuda_ops_workloads_or_says_what_is_missing(monkeypatch, capsys):
+    import onnxruntime
+
+    from opbridge import bench
+
+    workloads = bench.cuda_workloads()
+    for expected in ("roi_align.box", "grid_sample.warp", "nms.single", "nms.batched", "detector.fasterrcnn"):
+        assert expected in workloads
+    assert "soft_nms.dense" not in workloads and "dcn.large" not in workloads  # no CUDA kernels yet
+    monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
+    assert bench.main(["roi_align.mask"], 1, [1], device="cuda") == 2
+    assert "has no CUDA execution provider: install onnxruntime-gpu" in capsys.readouterr().err

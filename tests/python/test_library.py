@@ -43,7 +43,7 @@ def test_library_info():
     assert info["version"] == opbridge.__version__ and isinstance(info["cuda"], bool)
     # The development build (./run.sh) has the CUDA kernels, compiled for what run.sh asks.
     if Path(opbridge.library_path()).parent.name == "build":
-        assert info["cuda"] and info["cuda_architectures"] == build_setting("CMAKE_CUDA_ARCHITECTURES")
+        assert info["cuda"] and info["cuda_architectures"] == build_setting("CMAKE_CUDA_ARCHITECTURES").replace(";", ",")
 
 
 def test_does_not_link_onnxruntime():

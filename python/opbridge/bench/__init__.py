@@ -2,6 +2,7 @@
 
     python -m opbridge bench [workload ids or prefixes] --runs 10 --threads 1 2
     python -m opbridge.bench roi_align --runs 3 --threads 1 --no-memory
+    python -m opbridge bench --device cuda --runs 20 --threads 1   (GPU: onnxruntime-gpu, a CUDA build)
 
 The workloads are the ones in /work/shared/spec/workloads.md. Each op's workloads live with the
 op, in opbridge/bench/<kernel>.py (a dict WORKLOADS of id -> function(threads) returning the
@@ -46,6 +47,18 @@ WORKLOADS = {**OP_WORKLOADS, **models.WORKLOADS}
 __all__ = ["Case", "OP_WORKLOADS", "WORKLOADS", "main"]
 
 
-def main(workloads: list[str], runs: int, threads: list[int], memory: bool | None = None) -> int:
-    """Runs the selected workloads (ids or prefixes; empty: all) and prints the report."""
-    return run(WORKLOADS, workloads, runs, threads, memory)
+def cuda_workloads() -> list[str]:
+    """The workloads `--device cuda` runs by default: those of every op with a CUDA kernel, and the
+    whole Faster R-CNN."""
+    from opbridge import manifest
+
+    ids = [w for op in manifest.load().values() if op.cuda_identities for w in op.workloads]
+    return [w for w in WORKLOADS if w in ids] + ["detector.fasterrcnn"]
+
+
+def main(workloads: list[str], runs: int, threads: list[int], memory: bool | None = None, device: str = "cpu") -> int:
+    """Runs the selected workloads (ids or prefixes; empty: all, or on the GPU cuda_workloads()) and
+    prints the report."""
+    if device == "cuda" and not workloads:
+        workloads = cuda_workloads()
+    return run(WORKLOADS, workloads, runs, threads, memory, device)

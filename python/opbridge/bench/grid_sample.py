@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, torch_engine
 
 
 def _grid(shape: tuple[int, ...], salt: int) -> np.ndarray:
@@ -22,7 +22,7 @@ def _torch_grid_sample(image, grid, mode, padding, align_corners):
     import torch.nn.functional as F
 
     return F.grid_sample(
-        torch.from_numpy(image), torch.from_numpy(grid), mode=mode, padding_mode=padding, align_corners=bool(align_corners)
+        as_tensor(image), as_tensor(grid), mode=mode, padding_mode=padding, align_corners=bool(align_corners)
     )
 
 

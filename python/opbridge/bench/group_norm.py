@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, torch_engine
 
 NORM_SHAPE = (8, 64, 128, 128)
 EPSILON = 1e-5
@@ -32,7 +32,7 @@ def _torch_group_norm(x, scale, bias, groups):
     import torch
     import torch.nn.functional as F
 
-    return F.group_norm(torch.from_numpy(x), groups, torch.from_numpy(scale), torch.from_numpy(bias), EPSILON)
+    return F.group_norm(as_tensor(x), groups, as_tensor(scale), as_tensor(bias), EPSILON)
 
 
 def norm_group(threads: int) -> list[Case]:

@@ -33,6 +33,11 @@ SPINNING = os.environ.get("OPBRIDGE_BENCH_SPINNING", "0")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # Default-domain opset of every model: RoiAlign-16 and GridSample-16 are current at 17.
 ONNX_OPSET = 17
+# The device the engines run on: "cpu", or "cuda" (`opbridge bench --device cuda`): ORT sessions with
+# the CUDA execution provider, inputs and outputs bound in GPU memory (IOBinding), PyTorch on the GPU
+# with its inputs moved there before timing; every timed run ends with a synchronization of the
+# device (ORT's run already waits for its stream), so a run's time is the work's, not its launch's.
+DEVICE = "cpu"
 # Where models exported by torch are kept for the memory children (which must not import torch).
 CACHE = Path(os.environ.get("OPBRIDGE_BENCH_CACHE", Path(tempfile.gettempdir()) / "opbridge-bench"))
 
@@ -85,32 +90,60 @@ def _create_session(model, threads: int):
     options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", SPINNING)
     options.log_severity_level = 3  # errors only (ORT warns on every RoiAlign max session)
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if DEVICE == "cuda" else ["CPUExecutionProvider"]
+    if DEVICE == "cuda" and hasattr(ort, "preload_dlls"):
+        ort.preload_dlls()
+    return ort.InferenceSession(model.SerializeToString(), options, providers=providers)
 
 
 def ort_engine(model, feeds: dict, threads: int) -> Callable[[], list]:
     """A callable running the one-node `model` in ORT. The session is created on the first call (the
-    warm-up), so that a memory child pays for its own session only."""
-    session = None
+    warm-up), so that a memory child pays for its own session only. On the GPU the inputs are copied
+    there once and the outputs stay there (IOBinding): runs time the session, not the copies."""
+    session = binding = None
 
     def run():
-        nonlocal session
+        nonlocal session, binding
         if session is None:
             session = _create_session(model, threads)
-        return session.run(None, feeds)
+            if DEVICE == "cuda":
+                import onnxruntime as ort
+
+                binding = session.io_binding()
+                for name, value in feeds.items():
+                    binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, "cuda", 0))
+                for output in session.get_outputs():
+                    binding.bind_output(output.name, "cuda")
+        if binding is None:
+            return session.run(None, feeds)
+        session.run_with_iobinding(binding)
+        return binding.get_outputs()
 
     return run
 
 
+def as_tensor(x):
+    """A workload's array as a torch tensor on the bench device. torch_engine hands its engine function
+    tensors already there (converted before timing), which this passes through."""
+    import torch
+
+    return x if isinstance(x, torch.Tensor) else torch.from_numpy(x).to(DEVICE)
+
+
 def torch_engine(fn, *args) -> Callable[[], object]:
-    """A callable running `fn(*args)` under torch.inference_mode(). torch is imported on the first
-    call, not when the case is built (memory children build cases without importing torch)."""
+    """A callable running `fn(*args)` under torch.inference_mode(), its numpy arguments converted to
+    tensors on the bench device once, on the first call. torch is imported on the first call, not when
+    the case is built (memory children build cases without importing torch)."""
+    converted = None
 
     def run():
+        nonlocal converted
         import torch
 
+        if converted is None:
+            converted = [as_tensor(a) if isinstance(a, np.ndarray) else a for a in args]
         with torch.inference_mode():
-            return fn(*args)
+            return fn(*converted)
 
     return run
 
@@ -174,7 +207,9 @@ def data_rng(salt: int) -> np.random.Generator:
 def _numpy_list(outputs) -> list[np.ndarray]:
     if not isinstance(outputs, (list, tuple)):
         outputs = [outputs]
-    return [o.numpy() if hasattr(o, "numpy") else np.asarray(o) for o in outputs]
+    # torch tensors (on any device) come back to the host; ORT's OrtValues copy themselves there.
+    return [o.cpu().numpy() if hasattr(o, "cpu") else o.numpy() if hasattr(o, "numpy") else np.asarray(o)
+            for o in outputs]
 
 
 def _check(case: Case) -> str:
@@ -201,16 +236,24 @@ def _check(case: Case) -> str:
 
 
 def _time_interleaved(engines: dict[str, Callable], runs: int) -> dict[str, float]:
-    """Median ms per engine; one warm-up each, then `runs` rounds running every engine once (rotating order)."""
+    """Median ms per engine; one warm-up each, then `runs` rounds running every engine once (rotating order).
+    On the GPU every run ends with a synchronization of the device (see DEVICE)."""
+    synchronize = lambda: None  # noqa: E731
+    if DEVICE == "cuda":
+        import torch
+
+        synchronize = torch.cuda.synchronize
     names = list(engines)
     for name in names:
         engines[name]()
+    synchronize()
     times = {name: [] for name in names}
     for rep in range(runs):
         for k in range(len(names)):
             name = names[(rep + k) % len(names)]
             start = time.perf_counter()
             engines[name]()
+            synchronize()
             times[name].append((time.perf_counter() - start) * 1e3)
     return {name: statistics.median(t) for name, t in times.items()}
 
@@ -303,16 +346,39 @@ def _fmt_mem(m: dict | None) -> str:
 # --- entry point -------------------------------------------------------------------------------------
 
 
-def run(registry: dict, workloads: list[str], runs: int, threads: list[int], memory: bool | None = None) -> int:
+def _cuda_problem(onnxruntime, torch) -> str:
+    """Why the engines cannot run on the GPU here, or ""."""
+    from opbridge import library_info
+
+    if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+        return f"onnxruntime {onnxruntime.__version__} has no CUDA execution provider: install onnxruntime-gpu"
+    if not torch.cuda.is_available():
+        return f"PyTorch {torch.__version__} sees no CUDA device"
+    if not library_info()["cuda"]:
+        return "the library was built without CUDA kernels: build it with ./run.sh build"
+    return ""
+
+
+def run(registry: dict, workloads: list[str], runs: int, threads: list[int], memory: bool | None = None,
+        device: str = "cpu") -> int:
     """Runs the selected workloads of `registry` at every thread count and prints the timing table
     and peak memory.
 
     `workloads`: ids or prefixes (empty: all). `memory`: measure peak RSS in child processes
-    (default: on, unless OPBRIDGE_BENCH_MEMORY=0).
+    (default: on, unless OPBRIDGE_BENCH_MEMORY=0; never on the GPU). `device`: "cpu" or "cuda"
+    (see DEVICE).
     """
+    global DEVICE
     import onnxruntime
     import torch
 
+    if device == "cuda":
+        problem = _cuda_problem(onnxruntime, torch)
+        if problem:
+            print(f"opbridge bench --device cuda: {problem}", file=sys.stderr)
+            return 2
+        memory = False
+    DEVICE = device
     if memory is None:
         memory = os.environ.get("OPBRIDGE_BENCH_MEMORY", "1") != "0"
     try:
@@ -325,6 +391,8 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
         f"{os.cpu_count()} CPUs; median of {runs} interleaved runs after warm-up; seed {SEED}; "
         f"ORT session.intra_op.allow_spinning={SPINNING} (both ORT engines); "
         f"PyTorch OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}"
+        + (f"; device: {torch.cuda.get_device_name()} (ORT's CUDA execution provider, PyTorch on CUDA, "
+           "inputs and outputs in GPU memory, each run synchronized)" if device == "cuda" else "")
     )
     header = (f"{'workload':<40}{'thr':>4}{'opbridge ms':>13}{'ORT ms':>10}{'torch ms':>10}"
               f"{'ORT/opb':>9}{'torch/opb':>10}  check")

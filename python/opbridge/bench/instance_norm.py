@@ -5,14 +5,14 @@ torch.nn.functional.instance_norm. The data and norm.group are in opbridge/bench
 from __future__ import annotations
 
 from opbridge.bench.group_norm import EPSILON, norm_data, norm_io
-from opbridge.bench.harness import Case, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import Case, as_tensor, one_node_model, ort_engine, torch_engine
 
 
 def _torch_instance_norm(x, scale, bias):
     import torch
     import torch.nn.functional as F
 
-    return F.instance_norm(torch.from_numpy(x), weight=torch.from_numpy(scale), bias=torch.from_numpy(bias), eps=EPSILON)
+    return F.instance_norm(as_tensor(x), weight=as_tensor(scale), bias=as_tensor(bias), eps=EPSILON)
 
 
 def norm_instance(threads: int) -> list[Case]:

@@ -19,7 +19,8 @@ import functools
 
 import numpy as np
 
-from opbridge.bench.harness import Case, data_rng, export_once, ort_engine, torch_engine
+from opbridge.bench import harness
+from opbridge.bench.harness import Case, as_tensor, data_rng, export_once, ort_engine, torch_engine
 
 IMAGE = 800
 # workload id -> (torchvision.models.detection builder, the eager outputs compared, in the exports' order)
@@ -73,8 +74,8 @@ def _eager(builder: str, outputs: tuple[str, ...], image):
     import torch
 
     if builder not in _EAGER:
-        _EAGER[builder] = _detector(builder)
-    out = _EAGER[builder]([torch.from_numpy(image)])[0]
+        _EAGER[builder] = _detector(builder).to(harness.DEVICE)
+    out = _EAGER[builder]([as_tensor(image)])[0]
     return [out[name] for name in outputs]
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, export_once, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, torch_engine
 
 IMAGE = (800, 1216)  # (height, width)
 STRIDES = (4, 8, 16, 32)
@@ -62,7 +62,7 @@ def _pooler():
 def _torch_args(features, boxes):
     import torch
 
-    return ({name: torch.from_numpy(f) for name, f in zip(NAMES, features)}, [torch.from_numpy(boxes)])
+    return ({name: as_tensor(f) for name, f in zip(NAMES, features)}, [as_tensor(boxes)])
 
 
 def _plain_export(exporter: str):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, I64, Case, as_tensor, data_rng, one_node_model, ort_engine, torch_engine
 
 BOXES = 20000
 CLASSES = 80
@@ -61,7 +61,7 @@ def _torchvision_nms(boxes, scores, iou):
     import torch
     import torchvision
 
-    return torchvision.ops.nms(torch.from_numpy(boxes), torch.from_numpy(scores), iou)
+    return torchvision.ops.nms(as_tensor(boxes), as_tensor(scores), iou)
 
 
 def nms_single(threads: int) -> list[Case]:
@@ -92,16 +92,16 @@ def _torchvision_batched(boxes, scores, iou, score_threshold, max_per_class):
     import torch
     import torchvision
 
-    classes, box_index = torch.where(torch.from_numpy(scores[0]) > score_threshold)
-    candidate_scores = torch.from_numpy(scores[0])[classes, box_index]
-    keep = torchvision.ops.batched_nms(torch.from_numpy(boxes[0])[box_index], candidate_scores, classes, iou)
+    classes, box_index = torch.where(as_tensor(scores[0]) > score_threshold)
+    candidate_scores = as_tensor(scores[0])[classes, box_index]
+    keep = torchvision.ops.batched_nms(as_tensor(boxes[0])[box_index], candidate_scores, classes, iou)
     # batched_nms returns all classes in descending score order; the first max_per_class of each
     # class, then rows ordered by class and score as NonMaxSuppression orders them.
     kept_classes = classes[keep]
     rank = torch.zeros_like(keep)
     for c in torch.unique(kept_classes):
         members = torch.where(kept_classes == c)[0]
-        rank[members] = torch.arange(len(members))
+        rank[members] = torch.arange(len(members), device=keep.device)
     keep = keep[rank < max_per_class]
     order = torch.sort(classes[keep] * len(candidate_scores) + torch.argsort(torch.argsort(
         -candidate_scores[keep], stable=True), stable=True), stable=True)[1]

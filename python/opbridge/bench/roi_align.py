@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, I64, Case, as_tensor, data_rng, one_node_model, ort_engine, torch_engine
 
 
 def _feature_p2() -> np.ndarray:
@@ -27,7 +27,7 @@ def _torchvision_roi_align(feature, rois, out, sampling_ratio):
     import torch
     import torchvision
 
-    return torchvision.ops.roi_align(torch.from_numpy(feature), torch.from_numpy(rois), out, 0.25, sampling_ratio, True)
+    return torchvision.ops.roi_align(as_tensor(feature), as_tensor(rois), out, 0.25, sampling_ratio, True)
 
 
 def _reference_roi_align_max(feature, rois, out, sampling_ratio):
@@ -35,7 +35,7 @@ def _reference_roi_align_max(feature, rois, out, sampling_ratio):
 
     from opbridge.ops import roi_align_reference
 
-    return roi_align_reference(torch.from_numpy(feature), torch.from_numpy(rois), out, out, 0.25, sampling_ratio, True, "max")
+    return roi_align_reference(as_tensor(feature), as_tensor(rois), out, out, 0.25, sampling_ratio, True, "max")
 
 
 def _roi_align_cases(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I32, I64, Case, ort_engine, torch_engine
+from opbridge.bench.harness import F32, I32, I64, Case, as_tensor, ort_engine, torch_engine
 from opbridge.bench.nms import BOXES, CLASSES, class_scores, proposals
 
 TOPK = 1000
@@ -91,10 +91,10 @@ def _torchvision(boxes, scores):
     import torch
     import torchvision
 
-    boxes, scores = torch.from_numpy(boxes[0, :, 0]), torch.from_numpy(scores[0])
+    boxes, scores = as_tensor(boxes[0, :, 0]), as_tensor(scores[0])
     top_scores, top_boxes = scores.t().topk(TOPK, dim=1)                      # [C, k]
     passing = top_scores > SCORE
-    classes = torch.arange(CLASSES)[:, None].expand_as(top_boxes)[passing]
+    classes = torch.arange(CLASSES, device=top_boxes.device)[:, None].expand_as(top_boxes)[passing]
     candidate_boxes, candidate_scores = boxes[top_boxes[passing]], top_scores[passing]
     keep = torchvision.ops.batched_nms(candidate_boxes, candidate_scores, classes, IOU)[:KEEP]
     return torch.cat([candidate_boxes[keep], candidate_scores[keep, None]], 1), classes[keep]
@@ -105,7 +105,7 @@ def _eager(boxes, scores):
 
     from opbridge.ops import trt_batched_nms
 
-    return trt_batched_nms(torch.from_numpy(boxes), torch.from_numpy(scores), KEEP, IOU, SCORE, topk=TOPK)
+    return trt_batched_nms(as_tensor(boxes), as_tensor(scores), KEEP, IOU, SCORE, topk=TOPK)
 
 
 def trt_batched_nms(threads: int) -> list[Case]:
