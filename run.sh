@@ -411,7 +411,9 @@ print("
 #   2. the same op tests (each parameter value once) under compute-sanitizer's memcheck, when
 #      compute-sanitizer is on PATH.
 # OPBRIDGE_GPU_PYTHON: the Python to run them with (default .venv's); it needs onnxruntime-gpu,
-# PyTorch, torchvision and pytest. Without a GPU or onnxruntime-gpu it says why and exits 0.
+# PyTorch, torchvision and pytest. OPBRIDGE_GPU_STEPS: some of "twins detectors memcheck" (default
+# all three; a machine lent for minutes may run them one call at a time). Without a GPU or
+# onnxruntime-gpu it says why and exits 0.
 run_gpu_tests() {
   cd "$ROOT"
   local python="${OPBRIDGE_GPU_PYTHON:-$VENV/bin/python}" blocker status=0 list files workers=()
@@ -428,16 +430,27 @@ run_gpu_tests() {
   if "$python" -c "import xdist" 2>/dev/null; then
     workers=(-n "${OPBRIDGE_GPU_WORKERS:-4}")
   fi
-  log "GPU tests: the CUDA twins over the op tests of ${#files[@]} kernels, then tests/gpu"
-  OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest \
-    "${files[@]}" tests/python/test_cuda_twins.py tests/gpu -q -p no:cacheprovider "${workers[@]}" "$@" || status=1
-  if command -v compute-sanitizer >/dev/null; then
-    log "GPU tests under compute-sanitizer memcheck (the op tests, each parameter value once)"
-    OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer \
-      --tool memcheck --error-exitcode 99 --print-limit 20 "$python" -m pytest "${files[@]}" -q -p no:cacheprovider \
-      -p no:xdist --each-value-once || status=1
-  else
-    log "compute-sanitizer is not on PATH: the memcheck run is left out"
+  local steps="${OPBRIDGE_GPU_STEPS:-twins detectors memcheck}"
+  if [[ " $steps " == *" twins "* ]]; then
+    log "GPU tests: the CUDA twins over the op tests of ${#files[@]} kernels"
+    OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest \
+      "${files[@]}" tests/python/test_cuda_twins.py -q -p no:cacheprovider "${workers[@]}" "$@" || status=1
+  fi
+  if [[ " $steps " == *" detectors "* ]]; then
+    log "GPU tests: tests/gpu (the detectors in a CUDA session)"
+    PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest tests/gpu -q -p no:cacheprovider \
+      "${workers[@]}" "$@" || status=1
+  fi
+  if [[ " $steps " == *" memcheck "* ]]; then
+    if command -v compute-sanitizer >/dev/null; then
+      log "GPU tests under compute-sanitizer memcheck (the op tests, each parameter value once)"
+      OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer \
+        --tool memcheck --error-exitcode 99 --print-limit 20 "$python" -m pytest "${files[@]}" -q \
+        -p no:cacheprovider -p no:xdist --each-value-once || status=1
+    else
+      log "FAILED: compute-sanitizer is not on PATH (the CUDA toolkit's; OPBRIDGE_GPU_STEPS=\"twins detectors\" leaves the memcheck run out)"
+      status=1
+    fi
   fi
   [ "$status" -eq 0 ] && log "every GPU test passed" || log "FAILED: see above"
   return "$status"

@@ -21,7 +21,8 @@ CUDA = ("CUDAExecutionProvider",)
 def test_detector_runs_on_the_gpu_with_the_cpu_sessions_outputs(name):
     family = FAMILIES[name]
     model = build(family)
-    proto = opbridge.export(model, ([image(family.detect)],))
+    # The legacy exporter: the device machines run an older PyTorch than the pins (see DEVELOPERS.md).
+    proto = opbridge.export(model, ([image(family.detect)],), exporter="legacy")
     placement = cuda_placement(proto)
     assert placement.opbridge_nodes >= len(EXPECTED_NODES[name]), placement
     assert placement.all_opbridge_nodes_on_gpu, placement
@@ -40,7 +41,7 @@ def test_verify_on_the_gpu_against_pytorch_on_cuda():
     if not torch.cuda.is_available():
         pytest.skip(f"this PyTorch ({torch.__version__}) has no CUDA device: verify(device='cuda') needs one")
     family = FAMILIES["fasterrcnn"]
-    report = opbridge.verify(build(family), ([image(family.detect)],), comparison="detector", device="cuda",
-                             more_args=[([image(family.nothing)],)], print_report=False)
+    report = opbridge.verify(build(family), ([image(family.detect)],), exporter="legacy", comparison="detector",
+                             device="cuda", more_args=[([image(family.nothing)],)], print_report=False)
     assert report.placement.all_opbridge_nodes_on_gpu and report.ok, str(report)
     assert "device: cuda" in str(report)
