@@ -60,5 +60,5 @@ print(float(y.ravel()[0]))
     out = subprocess.run([deploy_python, "-m", "opbridge", "check", "grid_sample.onnx"], capture_output=True,
                          text=True, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert ["opbridge", "GridSample", "1", "opbridge", "graph"] in [line.split() for line in out.stdout.splitlines()]
+    assert ["opbridge", "GridSample", "1", "opbridge", "GPU", "graph"] in [line.split() for line in out.stdout.splitlines()]
     assert str(deploy_target / "opbridge" / "lib" / "libopbridge_ort.so") in out.stdout
