@@ -6,7 +6,10 @@
     report = opbridge.verify(model, args)                # export + run + compare with eager
 
 Importing the package needs only onnxruntime, onnx and numpy (what a deployer has): export and
-verify import PyTorch when they are called (pip install "opbridge[torch]").
+verify import PyTorch when they are called (pip install "opbridge[torch]"). The submodules are
+attributes of the package, imported on first use: opbridge.ops (the PyTorch side of every op,
+opbridge.ops.nms_rotated, ...), opbridge.bench and opbridge.demo need PyTorch and say what to install
+without it; opbridge.check, opbridge.placement, opbridge.fuzz and opbridge.docs do not.
 """
 
 import importlib
@@ -20,6 +23,24 @@ from opbridge._optional import require_torch
 __version__ = "0.1.0"
 __all__ = ["create_session", "export", "library_info", "library_path", "manifest", "session_options", "tolerances", "verify",
            "__version__"]
+
+
+# Submodules reachable as package attributes, imported on first use (PEP 562), and whether they need
+# PyTorch. (Importing one also binds it on the package, so __getattr__ runs once per name.)
+_SUBMODULES = {"ops": True, "bench": True, "demo": True, "rewrites": True,
+               "check": False, "placement": False, "fuzz": False, "docs": False, "cli": False}
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        if _SUBMODULES[name]:
+            require_torch(f"opbridge.{name}")
+        return importlib.import_module(f"opbridge.{name}")
+    raise AttributeError(f"module 'opbridge' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))
 
 
 def _torch_side(name: str):

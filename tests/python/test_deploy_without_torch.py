@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,15 @@ for name in ("export", "verify"):
         print(name, "->", e)
     else:
         raise AssertionError(f"opbridge.{name} ran without torch")
+for name in ("ops", "bench", "demo"):  # the torch-side submodules, as package attributes
+    try:
+        getattr(opbridge, name)
+    except ImportError as e:
+        print(name, "->", e)
+    else:
+        raise AssertionError(f"opbridge.{name} imported without torch")
+# The torch-free submodules are package attributes too.
+assert callable(opbridge.check.check) and callable(opbridge.placement.copies_next_to_opbridge_nodes)
 assert "torch" not in sys.modules
 print("deploy ok")
 """
@@ -77,7 +87,7 @@ def test_package_runs_a_model_without_torch(run_deploy, tmp_path):
     out = run_deploy(["-c", API_SCRIPT % {"library": opbridge.library_path(), "model": str(model)}])
     lines = out.stdout.splitlines()
     assert lines[-1] == "deploy ok"
-    for name in ("export", "verify"):
+    for name in ("export", "verify", "ops", "bench", "demo"):
         (message,) = [line for line in lines if line.startswith(f"{name} -> ")]
         assert f"opbridge.{name} needs PyTorch" in message and "torch, torchvision, onnxscript are not installed" in message
         assert INSTALL_HINT in message
@@ -106,3 +116,28 @@ def test_check_tests_pass_without_torch(run_deploy):
                      check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     assert " passed" in out.stdout.splitlines()[-1] and "failed" not in out.stdout.splitlines()[-1]
+
+
+def test_submodules_are_package_attributes_in_a_fresh_interpreter(tmp_path):
+    """With PyTorch installed, `import opbridge` still imports no torch, and opbridge.ops (every
+    public op) and the other submodules are reachable as attributes, as the README uses them."""
+    script = """
+import sys
+import opbridge
+assert "torch" not in sys.modules
+missing = [name for name in opbridge.ops.__all__ if not hasattr(opbridge.ops, name)]
+assert not missing, missing
+assert callable(opbridge.ops.nms_rotated) and callable(opbridge.ops.roi_align_rotated)
+assert callable(opbridge.check.check) and opbridge.bench.WORKLOADS and callable(opbridge.fuzz.replay)
+assert {"ops", "check", "bench"} <= set(dir(opbridge))
+try:
+    opbridge.no_such_thing
+except AttributeError as e:
+    assert "no attribute 'no_such_thing'" in str(e)
+print(len(opbridge.ops.__all__), "ops ok")
+"""
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().endswith("ops ok")
