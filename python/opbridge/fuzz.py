@@ -343,6 +343,7 @@ class _Symbols:
 
     def __init__(self, rng, kernel: str, attrs: dict, signature=None, notes=None):
         self.rng, self.kernel, self.attrs, self.values, self.forced = rng, kernel, attrs, {}, {}
+        self.alternative = None  # the shape alternative this case takes ("... or ..." shape texts)
         # Symbols that size an output: huge values of them ask for a huge output, which is legitimate.
         self.in_outputs = {a for t in signature.outputs for a in _plain_symbols(t.shape)} if signature else set()
         if kernel == "trt_batched_nms" and _small_int(attrs.get("num_classes")):
@@ -423,8 +424,9 @@ class _Symbols:
 
 
 def _plain_symbols(shape: str) -> list[str]:
-    """The axes of a shape text that are a bare symbol: N, C, H, W of "[N, C / groups, H, W]"."""
-    axes = [a.strip() for a in shape.strip("[]").split(",")]
+    """The axes of a shape text that are a bare symbol: N, C, H, W of "[N, C / groups, H, W]" (of
+    every alternative of "[N, C, H, W] or [N, C, D, H, W]")."""
+    axes = [a.strip() for alternative in shape.split(" or ") for a in alternative.strip("[]").split(",")]
     return [a for a in axes if re.fullmatch(r"[A-Za-z_]\w*", a)]
 
 
@@ -437,8 +439,9 @@ def _dims(tensor, variadic_index, symbols: _Symbols, attrs: dict) -> list[int]:
     "[...]" (any rank) is a rank from 0 to 5 with sizes drawn like a symbol's."""
     if tensor.shape == "[...]":
         return [symbols._draw() for _ in range(int(symbols.rng.integers(0, 6)))]
+    shape = _chosen_shape(tensor.shape, symbols)
     dims = []
-    for text in tensor.shape.strip("[]").split(","):
+    for text in shape.strip("[]").split(","):
         text = text.strip()
         if re.fullmatch(r"\d+", text):
             dims.append(int(text))
@@ -447,6 +450,17 @@ def _dims(tensor, variadic_index, symbols: _Symbols, attrs: dict) -> list[int]:
         else:
             dims.append(_expression(text, symbols, attrs))
     return dims
+
+
+def _chosen_shape(shape: str, symbols: _Symbols) -> str:
+    """The alternative of a shape text "[N, C, H, W] or [N, C, D, H, W]" this case takes: drawn once
+    per case, the same for every tensor (the grid sampler's input and grid agree)."""
+    if " or " not in shape:
+        return shape
+    alternatives = shape.split(" or ")
+    if symbols.alternative is None:
+        symbols.alternative = int(symbols.rng.integers(0, len(alternatives)))
+    return alternatives[min(symbols.alternative, len(alternatives) - 1)]
 
 
 def _expression(text: str, symbols: _Symbols, attrs: dict) -> int:
@@ -474,7 +488,8 @@ def _input(tensor, name, variadic_index, symbols: _Symbols, rng, notes) -> np.nd
     elif roll < 0.07 and len(dims) >= 2:
         # The huge axis is not one that sizes an output (a huge output can be legitimate); an
         # any-rank input's axes may be huge (an output of its shape has the 0 axis too).
-        axes = [""] * len(dims) if tensor.shape == "[...]" else [a.strip() for a in tensor.shape.strip("[]").split(",")]
+        axes = ([""] * len(dims) if tensor.shape == "[...]"
+                else [a.strip() for a in _chosen_shape(tensor.shape, symbols).strip("[]").split(",")])
         zero = int(rng.integers(len(dims)))
         candidates = [i for i in range(len(dims)) if i != zero and axes[i] not in symbols.in_outputs]
         if candidates:

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/shared/grid_sample_3d.h"
 #include "kernels/shared/grid_sample_taps.h"
 #include "task_runners.h"
 
@@ -228,13 +229,56 @@ TEST(GridSampleDeviceCode, MatchesTheCpuKernelBitForBit) {
   }
 }
 
+// The volumetric CUDA kernel's thread for an output point runs shared::GridSamplePoint3d: on the
+// host it must give the CPU kernel's bits (its taps come from the same functions), for stress grids
+// (NaN, infinities, huge values, exact edges) in every mode, padding and alignment, and the same
+// values for any thread count.
+TEST(GridSample3dDeviceCode, MatchesTheCpuKernelBitForBit) {
+  struct Case { int64_t n, c, d, h, w, od, oh, ow; };
+  const Case cases[] = {{1, 3, 4, 10, 12, 5, 30, 41}, {2, 2, 1, 3, 9, 2, 7, 9}, {1, 1, 7, 1, 1, 3, 3, 3}};
+  std::vector<int32_t> scratch(cpu::GridSampleScratchBytes() / sizeof(int32_t));
+  for (const Case& k : cases) {
+    const auto input = StressInput(static_cast<size_t>(k.n * k.c * k.d * k.h * k.w), 13);
+    const auto grid = StressGrid(static_cast<size_t>(k.n * k.od * k.oh * k.ow * 3), 14);
+    const int64_t out_volume = k.od * k.oh * k.ow;
+    for (int interp = 0; interp < 2; ++interp)
+      for (int pad = 0; pad < 3; ++pad)
+        for (int align = 0; align < 2; ++align) {
+          GridSampleParams p;
+          ASSERT_TRUE(MakeGridSampleParams(interp, pad, align, &p).ok());
+          std::vector<float> cpu(static_cast<size_t>(k.n * k.c * out_volume)), threaded(cpu.size());
+          ASSERT_TRUE(cpu::GridSample3d(p, input.data(), k.n, k.c, k.d, k.h, k.w, grid.data(), k.od, k.oh, k.ow,
+                                        cpu.data(), scratch.data(), SerialTaskRunner()).ok());
+          ASSERT_TRUE(cpu::GridSample3d(p, input.data(), k.n, k.c, k.d, k.h, k.w, grid.data(), k.od, k.oh, k.ow,
+                                        threaded.data(), scratch.data(), testing::ThreadedTaskRunner(3)).ok());
+          std::vector<float> device(cpu.size(), -1.0f);
+          const shared::GridGeometry3d g{p, k.d, k.h, k.w};
+          for (int64_t index = 0; index < k.n * out_volume; ++index) {
+            shared::GridSamplePoint3d(g, input.data(), k.c, grid.data(), out_volume, index, device.data());
+          }
+          for (size_t i = 0; i < cpu.size(); ++i) {
+            ASSERT_TRUE(SameBits(cpu[i], device[i])) << interp << pad << align << " output " << i;
+            ASSERT_TRUE(SameBits(cpu[i], threaded[i])) << interp << pad << align << " output " << i;
+          }
+        }
+  }
+}
+
 TEST(GridSample, RejectsBadCodesAndShapes) {
   GridSampleParams p;
   EXPECT_NE(MakeGridSampleParams(3, 0, 0, &p).message().find("interpolation_mode"), std::string::npos);
   EXPECT_NE(MakeGridSampleParams(0, -1, 0, &p).message().find("padding_mode"), std::string::npos);
   EXPECT_NE(MakeGridSampleParams(0, 0, 2, &p).message().find("align_corners"), std::string::npos);
-  EXPECT_NE(CheckGridSampleShapes({2, 3, 4, 4}, {1, 4, 4, 2}).message().find("batch"), std::string::npos);
-  EXPECT_NE(CheckGridSampleShapes({2, 3, 4}, {2, 4, 4, 2}).message().find("rank 4"), std::string::npos);
+  const GridSampleParams bilinear, bicubic{GridInterpolation::kBicubic, GridPadding::kZeros, false};
+  EXPECT_NE(CheckGridSampleShapes(bilinear, {2, 3, 4, 4}, {1, 4, 4, 2}).message().find("batch"), std::string::npos);
+  EXPECT_NE(CheckGridSampleShapes(bilinear, {2, 3, 4}, {2, 4, 4, 2}).message().find("rank 4"), std::string::npos);
+  EXPECT_TRUE(CheckGridSampleShapes(bilinear, {2, 3, 4, 4, 4}, {2, 1, 4, 4, 3}).ok());
+  EXPECT_NE(CheckGridSampleShapes(bicubic, {2, 3, 4, 4, 4}, {2, 1, 4, 4, 3}).message().find("needs a 4-D input"),
+            std::string::npos);
+  EXPECT_NE(CheckGridSampleShapes(bilinear, {2, 3, 4, 4, 4}, {2, 1, 4, 4, 2}).message().find("D_out"),
+            std::string::npos);
+  EXPECT_NE(CheckGridSampleInputVolume(2048, 2048, 1024).message().find("2^31 - 1"), std::string::npos);
+  EXPECT_TRUE(CheckGridSampleInputVolume(1024, 1024, 1024).ok());
 }
 
 }  // namespace

@@ -107,6 +107,21 @@ def test_grid_sample(exporter, mode, padding, align_corners):
 
 
 @pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("mode,padding,align_corners", [
+    ("bilinear", "zeros", False), ("nearest", "border", True), ("bilinear", "reflection", True),
+])
+def test_volumetric_grid_sample(exporter, mode, padding, align_corners):
+    """F.grid_sample on 5-D input (aten's grid_sampler_3d) reaches the same node, with the output's
+    5-D shape declared, and verifies against eager; the volume's depth is a dynamic axis."""
+    g = torch.Generator().manual_seed(2)
+    args = (torch.randn(2, 3, 5, 9, 11, generator=g), torch.rand(2, 4, 6, 7, 3, generator=g) * 2.4 - 1.2)
+    report = opbridge.verify(GridSample(mode, padding, align_corners), args, exporter=exporter, print_report=False,
+                             dynamic_axes={"x": {2: "depth"}, "grid": {1: "depth_out"}})
+    assert report.ok, str(report)
+    assert report.custom_ops == ["opbridge::GridSample"] and report.outputs[0].ort_shape == (2, 3, 4, 6, 7)
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
 @pytest.mark.parametrize("method", ["naive", "linear", "gaussian"])
 def test_soft_nms(exporter, method):
     check(SoftNms(method), nms_inputs(), exporter, ["opbridge::SoftNonMaxSuppression"])

@@ -146,11 +146,18 @@ def test_bad_attributes_fail_at_session_creation(identity, attrs, message):
 
 
 @pytest.mark.parametrize("x_shape,grid_shape,message", [
-    ((1, 2, 4), (1, 3, 3, 2), "input must have rank 4 [N, C, H, W], got shape [1, 2, 4]"),
-    ((1, 2, 4, 4, 4), (1, 3, 3, 3, 3), "input must have rank 4 [N, C, H, W], got shape [1, 2, 4, 4, 4]"),
-    ((1, 2, 4, 4), (1, 3, 3, 3), "grid must have shape [N, H_out, W_out, 2], got shape [1, 3, 3, 3]"),
+    ((1, 2, 4), (1, 3, 3, 2), "input must have rank 4 [N, C, H, W] or 5 [N, C, D, H, W], got shape [1, 2, 4]"),
+    ((1, 2, 4, 4, 4, 4), (1, 3, 3, 3, 3), "input must have rank 4 [N, C, H, W] or 5 [N, C, D, H, W], got shape "
+                                          "[1, 2, 4, 4, 4, 4]"),
+    ((1, 2, 4, 4), (1, 3, 3, 3), "grid must have shape [N, H_out, W_out, 2] for a 4-D input, got shape [1, 3, 3, 3]"),
+    ((1, 2, 4, 4, 4), (1, 3, 3, 3, 2), "grid must have shape [N, D_out, H_out, W_out, 3] for a 5-D input, got shape "
+                                       "[1, 3, 3, 3, 2]"),
+    ((1, 2, 4, 4, 4), (1, 3, 3, 3), "grid must have shape [N, D_out, H_out, W_out, 3] for a 5-D input, got shape "
+                                    "[1, 3, 3, 3]"),
     ((2, 2, 4, 4), (3, 3, 3, 2), "grid batch size 3 must equal input batch size 2 (input [2, 2, 4, 4], grid [3, 3, 3, 2])"),
+    ((2, 2, 4, 4, 4), (1, 3, 3, 3, 3), "grid batch size 1 must equal input batch size 2"),
     ((1, 2, 0, 4), (1, 3, 3, 2), "input must have non-empty spatial dimensions, got shape [1, 2, 0, 4]"),
+    ((1, 2, 3, 4, 0), (1, 3, 3, 3, 3), "input must have non-empty spatial dimensions, got shape [1, 2, 3, 4, 0]"),
 ])
 def test_bad_inputs_fail_at_run_time(x_shape, grid_shape, message):
     feeds = {"input": np.zeros(x_shape, np.float32), "grid": np.zeros(grid_shape, np.float32)}
@@ -190,3 +197,85 @@ def test_width_beyond_float_precision_stays_in_bounds(mode, padding, align_corne
     assert torch_read_past_the_end.any() == (padding != 0 and (mode != 2 or align_corners == 1))
     expected[torch_read_past_the_end] = x[0, 0, 0, -1]  # the edge: 2.0 (its neighbours differ by 6e-8)
     np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=0)
+
+
+# ---- volumetric: F.grid_sample on 5-D input (ATen's grid_sampler_3d) -------------------------------
+
+MODES_3D = ["bilinear", "nearest"]  # bilinear is trilinear; PyTorch has no 3-D bicubic
+SHAPES_3D = [
+    ((1, 1, 1, 1, 1), (1, 1, 1)),  # input N, C, D, H, W; grid D_out, H_out, W_out (N shared)
+    ((1, 3, 1, 5, 9), (2, 4, 5)),
+    ((2, 4, 5, 6, 7), (3, 9, 11)),
+    ((1, 2, 9, 17, 33), (8, 30, 70)),  # more than one chunk of 16384 points
+]
+
+
+@pytest.mark.parametrize("shape,mode,padding,align_corners",
+                         list(itertools.product(SHAPES_3D, MODES_3D, PADDINGS, [0, 1])))
+def test_volumetric_matches_torch_bit_for_bit(shape, mode, padding, align_corners):
+    """PyTorch's CPU 3-D sampler is scalar code without fused multiply-adds on every CPU: the same bits."""
+    (n, c, d, h, w), out_dhw = shape
+    rng = np.random.default_rng(zlib.crc32(repr((shape, mode, padding, align_corners)).encode()))
+    x = rng.standard_normal((n, c, d, h, w)).astype(np.float32)
+    grid = rng.uniform(-1.3, 1.3, (n, *out_dhw, 3)).astype(np.float32)  # some points outside
+    grid[..., 2].flat[::7] = 2.5  # and some far outside
+    grid[..., 0].flat[1::5] = np.round(grid[..., 0].flat[1::5] * 6) / 6  # ties for nearest
+    model = grid_model(interpolation_mode=MODES.index(mode), padding_mode=PADDINGS.index(padding),
+                       align_corners=align_corners)
+    (actual,) = run(model, {"input": x, "grid": grid})
+    expected = torch_grid_sample(x, grid, mode, padding, align_corners, torch.float32)
+    assert actual.shape == expected.shape == (n, c, *out_dhw)
+    np.testing.assert_array_equal(actual.view(np.uint32), expected.view(np.uint32))
+    if mode == "bilinear":
+        assert_close(actual, torch_grid_sample(x, grid, mode, padding, align_corners, torch.float64),
+                     "float64_reference", "grid_sample")
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+@pytest.mark.parametrize("mode,padding,align_corners", list(itertools.product(MODES_3D, PADDINGS, [0, 1])))
+def test_volumetric_non_finite_and_huge_grid_values_as_torch(identity, mode, padding, align_corners):
+    """NaN, infinite and huge coordinates, and exact corners and edges, in every identity: PyTorch's
+    3-D sampler gives 0 for a NaN point with zeros padding (the 2-D one gives NaN) and clips NaN to the
+    last index with border and reflection padding; opbridge follows it."""
+    x = np.random.default_rng(3).standard_normal((1, 2, 3, 4, 5)).astype(np.float32)
+    values = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 3e9, 0.5, -0.5, 1.0, -1.0, 0.0, 1.0 - 2**-23], np.float32)
+    grid = np.stack(np.meshgrid(values, values, values[::-1], indexing="ij"), axis=-1)[None].astype(np.float32)
+    (actual,) = run(grid_model(identity, interpolation_mode=MODES.index(mode), padding_mode=PADDINGS.index(padding),
+                               align_corners=align_corners), {"input": x, "grid": grid})
+    expected = torch_grid_sample(x, grid, mode, padding, align_corners, torch.float32)
+    np.testing.assert_array_equal(actual.view(np.uint32), expected.view(np.uint32))
+
+
+def test_volumetric_results_do_not_depend_on_threads():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 6, 20, 30)).astype(np.float32)
+    grid = rng.uniform(-1.1, 1.1, (2, 7, 40, 70, 3)).astype(np.float32)
+    for mode in (0, 1):
+        model = grid_model(interpolation_mode=mode, padding_mode=2)
+        one = run(model, {"input": x, "grid": grid}, threads=1)[0]
+        for threads in (2, 3):
+            np.testing.assert_array_equal(run(model, {"input": x, "grid": grid}, threads=threads)[0], one)
+
+
+def test_volumetric_empty_outputs_and_bicubic_is_an_error():
+    x = np.ones((2, 3, 4, 5, 6), np.float32)
+    (out,) = run(grid_model(), {"input": x, "grid": np.zeros((2, 0, 5, 6, 3), np.float32)})
+    assert out.shape == (2, 3, 0, 5, 6)
+    (out,) = run(grid_model(), {"input": np.ones((0, 3, 4, 5, 6), np.float32), "grid": np.zeros((0, 2, 2, 2, 3), np.float32)})
+    assert out.shape == (0, 3, 2, 2, 2)
+    (out,) = run(grid_model(), {"input": np.ones((2, 0, 4, 5, 6), np.float32), "grid": np.zeros((2, 2, 2, 2, 3), np.float32)})
+    assert out.shape == (2, 0, 2, 2, 2)
+    with pytest.raises(RuntimeError, match="bicubic interpolation only supports 4D input"):
+        F.grid_sample(torch.from_numpy(x), torch.zeros(2, 1, 1, 1, 3), mode="bicubic", align_corners=False)
+    message = run_error(grid_model(interpolation_mode=2), {"input": x, "grid": np.zeros((2, 1, 1, 1, 3), np.float32)})
+    assert ("opbridge::GridSample: bicubic interpolation (interpolation_mode 2) needs a 4-D input, as in PyTorch; got a "
+            "5-D input of shape [2, 3, 4, 5, 6]") in message
+
+
+def test_volumetric_output_shape_is_inferred():
+    import opbridge
+
+    model = one_node_model("opbridge::GridSample", {}, ["input", "grid"], ["output"],
+                           input_shapes={"input": ["N", 3, "D", "H", "W"], "grid": ["N", 4, "Ho", 6, 3]})
+    (output,) = opbridge.create_session(model).get_outputs()
+    assert output.shape == ["N", 3, 4, "Ho", 6]

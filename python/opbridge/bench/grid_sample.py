@@ -1,5 +1,6 @@
-"""Grid sampler workloads (workloads.md: grid_sample.warp, grid_sample.batch): opbridge::GridSample
-against ORT's GridSample-16 and torch.nn.functional.grid_sample."""
+"""Grid sampler workloads (workloads.md: grid_sample.warp, grid_sample.batch; grid_sample.volume, the
+5-D form): opbridge::GridSample against ORT's GridSample (opset 16; opset 20 for volumes, the first
+that takes them) and torch.nn.functional.grid_sample."""
 
 from __future__ import annotations
 
@@ -27,15 +28,20 @@ def _torch_grid_sample(image, grid, mode, padding, align_corners):
 
 
 def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads) -> Case:
-    """One grid-sample variant: opbridge GridSample, ORT GridSample-16, F.grid_sample."""
+    """One grid-sample variant: opbridge GridSample, ORT GridSample (16 for images, 20 for volumes:
+    mode "linear" there), F.grid_sample."""
     n, c = image.shape[:2]
-    shape_out = [n, c, grid.shape[1], grid.shape[2]]
+    shape_out = [n, c, *grid.shape[1:-1]]
     io = [("input", F32, image.shape), ("grid", F32, grid.shape)], [("output", F32, shape_out)]
     ours = one_node_model(
         "GridSample", *io, domain="opbridge", interpolation_mode=GRID_MODES[mode],
         padding_mode=GRID_PADDINGS[padding], align_corners=align_corners,
     )
-    builtin = one_node_model("GridSample", *io, mode=mode, padding_mode=padding, align_corners=align_corners)
+    if image.ndim == 5:
+        builtin = one_node_model("GridSample", *io, opset=20, mode={"bilinear": "linear"}.get(mode, mode),
+                                 padding_mode=padding, align_corners=align_corners)
+    else:
+        builtin = one_node_model("GridSample", *io, mode=mode, padding_mode=padding, align_corners=align_corners)
     feeds = {"input": image, "grid": grid}
     return Case(
         name=label,
@@ -62,7 +68,17 @@ def grid_sample_batch(threads: int) -> list[Case]:
     return [_grid_sample_case("grid_sample.batch bilinear/border/ac1", image, grid, "bilinear", "border", 1, threads)]
 
 
+def grid_sample_volume(threads: int) -> list[Case]:
+    """grid_sample.volume: a [1,16,32,64,64] volume sampled at a [1,32,64,64,3] grid uniform in
+    [-1.1, 1.1] (volumetric registration's warp), trilinear/zeros and nearest/border."""
+    volume = data_rng(8).standard_normal((1, 16, 32, 64, 64), dtype=np.float32)
+    grid = _grid((1, 32, 64, 64, 3), 9)
+    variants = [("bilinear", "zeros"), ("nearest", "border")]
+    return [_grid_sample_case(f"grid_sample.volume {m}/{p}/ac0", volume, grid, m, p, 0, threads) for m, p in variants]
+
+
 WORKLOADS = {
     "grid_sample.warp": grid_sample_warp,
     "grid_sample.batch": grid_sample_batch,
+    "grid_sample.volume": grid_sample_volume,
 }

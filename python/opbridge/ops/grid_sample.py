@@ -1,7 +1,8 @@
-"""Grid sampler: ONNX export mappings for torch.nn.functional.grid_sample (4-D input).
+"""Grid sampler: ONNX export mappings for torch.nn.functional.grid_sample (4-D and 5-D input).
 
 F.grid_sample reaches both exporters as aten::grid_sampler with PyTorch's integer mode codes,
-which are the codes the node carries (as mmcv and mmdeploy export them).
+which are the codes the node carries (as mmcv and mmdeploy export them), on 4-D input
+(grid_sampler_2d) and on 5-D input (grid_sampler_3d) alike: the node takes both.
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def _grid_sampler_symbolic(g, input, grid, interpolation_mode, padding_mode, ali
         padding_mode_i=args(padding_mode, "i"), align_corners_i=int(args(align_corners, "b")),
     )
     size = helper._get_tensor_dim_size
-    out.setType(input.type().with_sizes([size(input, 0), size(input, 1), size(grid, 1), size(grid, 2)]))
+    rank = helper._get_tensor_rank(input) or helper._get_tensor_rank(grid)
+    if rank in (4, 5):  # [N, C] and the grid's spatial sizes
+        out.setType(input.type().with_sizes([size(input, 0), size(input, 1)] + [size(grid, k) for k in range(1, rank - 1)]))
     return out
 
 

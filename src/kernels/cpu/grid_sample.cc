@@ -23,6 +23,7 @@
 #include "kernels/cpu/bilinear_taps.h"
 #include "kernels/cpu/cpu_level.h"
 #include "kernels/cpu/pixel_chunks.h"
+#include "kernels/shared/grid_sample_3d.h"
 #include "kernels/shared/grid_sample_taps.h"
 
 namespace opbridge::cpu {
@@ -294,6 +295,48 @@ Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, 
     }
   };
   return ForEachPixelChunk(runner, batch, channels, out_plane, {kChunkPixels, kTapBlock, kRunPixels}, prepare, apply);
+}
+
+Status GridSample3d(const GridSampleParams& p, const float* input, int64_t batch, int64_t channels, int64_t in_d,
+                    int64_t in_h, int64_t in_w, const float* grid, int64_t out_d, int64_t out_h, int64_t out_w,
+                    float* output, void* scratch, const TaskRunner& runner) {
+  OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleInputVolume(in_d, in_h, in_w));
+  if (p.interpolation == GridInterpolation::kBicubic) {
+    return Status::Error("bicubic interpolation needs a 4-D input");  // the shape rules say so first
+  }
+  const int64_t out_volume = out_d * out_h * out_w, in_volume = in_d * in_h * in_w;
+  const shared::GridGeometry3d geo{p, in_d, in_h, in_w};
+  auto* taps = static_cast<int32_t*>(scratch);
+  // 8 offsets and 8 weights per point (trilinear), or 1 offset (nearest): kMaxTapWords at most.
+  const int64_t kTapWords = p.interpolation == GridInterpolation::kNearest ? 1 : 16;
+
+  // The same layout as the 4-D sampler: the taps of a chunk of output points once for all
+  // channels, then one channel volume at a time at a run of them.
+  auto prepare = [&](int64_t n, int64_t chunk, int64_t begin, int64_t end) {
+    const float* grid_chunk = grid + (n * out_volume + chunk) * 3;
+    for (int64_t i = begin; i < end; ++i) {
+      const float* g = grid_chunk + 3 * i;
+      int32_t* t = taps + i * kTapWords;
+      if (p.interpolation == GridInterpolation::kNearest) {
+        t[0] = shared::NearestTap3d(geo, g[0], g[1], g[2]);
+      } else {
+        shared::TrilinearTaps(geo, g[0], g[1], g[2], t, reinterpret_cast<float*>(t) + 8);
+      }
+    }
+  };
+  auto apply = [&](int64_t n, int64_t c, int64_t chunk, int64_t begin, int64_t end) {
+    const float* volume = input + (n * channels + c) * in_volume;
+    float* out = output + (n * channels + c) * out_volume + chunk;
+    if (p.interpolation == GridInterpolation::kNearest) {
+      for (int64_t i = begin; i < end; ++i) out[i] = Read(volume, taps[i]);
+    } else {
+      for (int64_t i = begin; i < end; ++i) {
+        const int32_t* t = taps + i * kTapWords;
+        out[i] = shared::TrilinearValue(volume, t, reinterpret_cast<const float*>(t) + 8);
+      }
+    }
+  };
+  return ForEachPixelChunk(runner, batch, channels, out_volume, {kChunkPixels, kTapBlock, kRunPixels}, prepare, apply);
 }
 
 }  // namespace opbridge::cpu

@@ -1,4 +1,4 @@
-// Grid sampler CPU kernel (float32, 4-D NCHW input). Framework-free.
+// Grid sampler CPU kernel (float32, 4-D NCHW and 5-D NCDHW input). Framework-free.
 #pragma once
 
 #include <cstddef>
@@ -20,5 +20,12 @@ size_t GridSampleScratchBytes();
 Status GridSample(const GridSampleParams& params, const float* input, int64_t batch,
                   int64_t channels, int64_t in_h, int64_t in_w, const float* grid, int64_t out_h,
                   int64_t out_w, float* output, void* scratch, const TaskRunner& runner);
+
+// The volumetric form (F.grid_sample on 5-D input; bilinear is trilinear, nearest; no bicubic):
+// input [batch, channels, in_d, in_h, in_w]; grid [batch, out_d, out_h, out_w, 3] holding (x, y, z);
+// output [batch, channels, out_d, out_h, out_w]; scratch: GridSampleScratchBytes() bytes.
+Status GridSample3d(const GridSampleParams& params, const float* input, int64_t batch, int64_t channels, int64_t in_d,
+                    int64_t in_h, int64_t in_w, const float* grid, int64_t out_d, int64_t out_h, int64_t out_w,
+                    float* output, void* scratch, const TaskRunner& runner);
 
 }  // namespace opbridge::cpu

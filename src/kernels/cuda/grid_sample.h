@@ -1,4 +1,4 @@
-// Grid sampler CUDA kernel (float32, 4-D: ATen's grid_sampler_2d). Framework-free.
+// Grid sampler CUDA kernels (float32, 4-D: ATen's grid_sampler_2d; 5-D: grid_sampler_3d). Framework-free.
 #pragma once
 
 #include <stdint.h>
@@ -14,5 +14,12 @@ namespace opbridge::cuda {
 // is computed from the same taps with the same float operations (kernels/shared/grid_sample_taps.h).
 Status GridSample(const GridSampleParams& params, const float* input, int64_t batch, int64_t channels, int64_t in_h,
                   int64_t in_w, const float* grid, int64_t out_h, int64_t out_w, float* output, Stream stream);
+
+// The volumetric form: input [batch, channels, in_d, in_h, in_w], grid [batch, out_d, out_h, out_w,
+// 3], output [batch, channels, out_d, out_h, out_w]: cpu::GridSample3d's values bit for bit
+// (kernels/shared/grid_sample_3d.h). Bilinear (trilinear) and nearest.
+Status GridSample3d(const GridSampleParams& params, const float* input, int64_t batch, int64_t channels, int64_t in_d,
+                    int64_t in_h, int64_t in_w, const float* grid, int64_t out_d, int64_t out_h, int64_t out_w,
+                    float* output, Stream stream);
 
 }  // namespace opbridge::cuda

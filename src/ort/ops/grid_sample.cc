@@ -33,7 +33,7 @@ Status GridSampleOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTens
                              float** output) const {
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, grid));
-  OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleShapes(input->shape, grid->shape));
+  OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleShapes(params_, input->shape, grid->shape));
   const Shape out_shape = GridSampleOutputShape(input->shape, grid->shape);
   void* data = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
@@ -51,6 +51,12 @@ Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   // 20-30 MB over ORT's built-in GridSample (measured with `opbridge bench`). The heap returns
   // a block of this size to the system when it is freed.
   std::unique_ptr<int32_t[]> taps(new int32_t[cpu::GridSampleScratchBytes() / sizeof(int32_t)]);
+  const Shape& in = input.shape;
+  const Shape& g = grid.shape;
+  if (in.size() == 5) {
+    return cpu::GridSample3d(params_, input.Data<float>(), in[0], in[1], in[2], in[3], in[4], grid.Data<float>(), g[1],
+                             g[2], g[3], output, taps.get(), OrtTaskRunner(api, ctx));
+  }
   return cpu::GridSample(params_, input.Data<float>(), input.shape[0], input.shape[1],
                          input.shape[2], input.shape[3], grid.Data<float>(), grid.shape[1],
                          grid.shape[2], output, taps.get(), OrtTaskRunner(api, ctx));
@@ -60,12 +66,19 @@ Status GridSampleOp::InferShape(const ShapeInference& infer) {
   InferredShape input, grid;
   OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
   OPBRIDGE_RETURN_IF_ERROR(infer.Input(1, &grid));
-  const bool in4 = input.dims.size() == 4, grid4 = grid.dims.size() == 4;
+  // [N, C] from the input, the spatial sizes from the grid: rank 4 (4-D input) or 5 (5-D). When
+  // neither input's rank is known (ORT shows it as 0), so is not the output's: it is left to run time.
+  const bool rank_known = input.dims.size() >= 4 || grid.dims.size() >= 4;
+  if (!rank_known) return Status::Ok();
+  const size_t rank = input.dims.size() == 5 || grid.dims.size() == 5 ? 5 : 4;
+  const bool known_in = input.dims.size() == rank, known_grid = grid.dims.size() == rank;
   InferredShape out;
-  out.dims = {in4 ? input.dims[0] : -1, in4 ? input.dims[1] : -1, grid4 ? grid.dims[1] : -1,
-              grid4 ? grid.dims[2] : -1};
-  out.symbols = {in4 ? input.symbols[0] : "", in4 ? input.symbols[1] : "",
-                 grid4 ? grid.symbols[1] : "", grid4 ? grid.symbols[2] : ""};
+  out.dims = {known_in ? input.dims[0] : -1, known_in ? input.dims[1] : -1};
+  out.symbols = {known_in ? input.symbols[0] : "", known_in ? input.symbols[1] : ""};
+  for (size_t k = 1; k + 1 < rank; ++k) {
+    out.dims.push_back(known_grid ? grid.dims[k] : -1);
+    out.symbols.push_back(known_grid ? grid.symbols[k] : "");
+  }
   return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
 }
 

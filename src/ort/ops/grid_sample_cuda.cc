@@ -13,8 +13,13 @@ Status GridSampleOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const
   if (output == nullptr) return Status::Ok();
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  return cuda::GridSample(params_, input.Data<float>(), input.shape[0], input.shape[1], input.shape[2],
-                          input.shape[3], grid.Data<float>(), grid.shape[1], grid.shape[2],
+  const Shape& in = input.shape;
+  const Shape& g = grid.shape;
+  if (in.size() == 5) {
+    return cuda::GridSample3d(params_, input.Data<float>(), in[0], in[1], in[2], in[3], in[4], grid.Data<float>(), g[1],
+                              g[2], g[3], output, cuda.stream);
+  }
+  return cuda::GridSample(params_, input.Data<float>(), in[0], in[1], in[2], in[3], grid.Data<float>(), g[1], g[2],
                           output, cuda.stream);
 }
 
