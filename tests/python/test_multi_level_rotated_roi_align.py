@@ -18,7 +18,9 @@ from onnx import TensorProto, helper
 
 import opbridge
 import opbridge.ops
-from graphs import assert_close, one_node_model, run, run_error, session_error
+from graphs import assert_close, one_node_model, run, run_error
+from multi_level_cases import (WRONG_DTYPES, bad_attribute_cases, check_bad_attribute, check_empty_stride_list,
+                               check_feature_map_rules, check_wrong_input_dtype)
 from opbridge.export import custom_nodes
 from rotated_reference import roi_align_rotated_reference
 
@@ -341,43 +343,15 @@ def test_graph_as_mmdeploy_writes_it(aligned, clockwise):
 # --- errors ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("attrs,message", [
-    (dict(featmap_strides=None), "required attribute 'featmap_strides' (a list of floats) is missing"),
-    (dict(featmap_strides=[4.0, -8.0]), "featmap_strides[1] must be a finite number > 0, got -8"),
-    (dict(featmap_strides=[4.0, NAN]), "featmap_strides[1] must be a finite number > 0, got nan"),
-    (dict(featmap_strides=[4.0, 1e-40]),
-     "featmap_strides[1] = 9.99995e-41 is too small: 1 / stride must be a finite float"),
-    (dict(featmap_strides=[4, 8]), "attribute 'featmap_strides' must be a list of floats, got a list of 2 ints"),
-    (dict(featmap_strides=[4.0] * 11),
-     "featmap_strides lists 11 strides; at most 10 feature maps are supported (the TensorRT plugin's limit)"),
-    (dict(clockwise=2), "clockwise must be 0 or 1, got 2"),
-    (dict(clockwise=-1), "clockwise must be 0 or 1, got -1"),
-    (dict(aligned=2), "aligned must be 0 or 1, got 2"),
-    (dict(finest_scale=0), "finest_scale must be >= 1, got 0"),
-    (dict(roi_scale_factor=INF), "roi_scale_factor must be a finite number (<= 0: boxes as given), got inf"),
-    (dict(roi_scale_factor=NAN), "roi_scale_factor must be a finite number (<= 0: boxes as given), got nan"),
-    (dict(output_height=0), "output_height and output_width must be >= 1, got 0 and 7"),
-    (dict(output_width=2**32 + 1), "output_height and output_width must be <= 2^20 each and their product <= 2^31"),
-    (dict(output_height=7.5), "attribute 'output_height' must be an int, got a float (7.5)"),
-    (dict(clockwise="yes"), "attribute 'clockwise' must be an int, got a string"),
-])
+@pytest.mark.parametrize("attrs,message", bad_attribute_cases("clockwise"))
 @pytest.mark.parametrize("identity", IDENTITIES)
 def test_bad_attributes_fail_at_session_creation(identity, attrs, message):
-    full = dict(featmap_strides=[4.0, 8.0])
-    full.update(attrs)
-    full = {k: v for k, v in full.items() if v is not None}
-    model = one_node_model(identity, full, ["rois", "f0", "f1"], ["output"])
-    error = session_error(model)
-    assert f"{identity}: " in error and message in error
+    check_bad_attribute(identity, attrs, message)
 
 
 @pytest.mark.parametrize("identity", IDENTITIES)
 def test_empty_stride_list(identity):
-    model = one_node_model(identity, {}, ["rois", "f0"], ["output"])
-    empty = helper.make_attribute("featmap_strides", [], attr_type=onnx.AttributeProto.FLOATS)
-    model.graph.node[0].attribute.append(empty)
-    message = session_error(model)
-    assert f"{identity}: featmap_strides must list one stride per feature map, got none" in message
+    check_empty_stride_list(identity)
 
 
 @pytest.mark.parametrize("identity", IDENTITIES)
@@ -400,21 +374,10 @@ def test_bad_inputs_fail_at_run_time(identity):
         (feeds_of(features, rois[:, :, None]),
          "rois must have shape [R, 6] (batch_index, center_x, center_y, width, height, theta), "
          f"got shape [{rois.shape[0]}, 6, 1]"),
-        (feeds_of([features[0], features[1][:, :2]], rois),
-         "feature map 1 has shape [2, 2, 32, 40]; every map must have the N and C of map 0, [2, 3, 64, 80]"),
-        (feeds_of([features[0], features[1][:1]], rois),
-         "feature map 1 has shape [1, 3, 32, 40]; every map must have the N and C of map 0, [2, 3, 64, 80]"),
-        (feeds_of([features[0], features[1][0]], rois),
-         "feature map 1 must have rank 4 [N, C, H, W], got shape [3, 32, 40]"),
     ]
     for feeds, message in cases:
         assert f"{identity}: {message}" in run_error(model, feeds)
-    three = mlrra_model(3, identity, strides=[4.0, 8.0])
-    assert (f"{identity}: the node has 3 feature maps but featmap_strides lists 2 strides; they must agree "
-            "(one stride per map)") in run_error(three, feeds_of(pyramid(3), rois))
-    one = mlrra_model(1, identity, strides=[4.0, 8.0])
-    assert (f"{identity}: the node has 1 feature maps but featmap_strides lists 2 strides"
-            in run_error(one, feeds_of(pyramid(1), rois)))
+    check_feature_map_rules(identity, mlrra_model, feeds_of, pyramid, rois)
 
 
 @pytest.mark.parametrize("identity", IDENTITIES)
@@ -427,15 +390,9 @@ def test_absurd_sampling_grid_names_the_roi_row(identity):
 
 
 @pytest.mark.parametrize("identity", IDENTITIES)
-@pytest.mark.parametrize("name,dtype", [("rois", "float64"), ("f1", "float16"), ("f0", "int64")])
+@pytest.mark.parametrize("name,dtype", WRONG_DTYPES)
 def test_wrong_input_dtype_names_op_input_and_dtype(identity, name, dtype):
-    model = one_node_model(identity, dict(featmap_strides=[4.0, 8.0]), ["rois", "f0", "f1"], ["output"],
-                           input_types={name: dtype})
-    index = {"rois": 0, "f0": 1, "f1": 2}[name]
-    input_name = "rois" if name == "rois" else "features"
-    message = session_error(model)
-    assert f"{identity}: input '{input_name}'" in message and f"has dtype {dtype}; the op takes float32" in message
-    assert index == 0 or f"(input {index})" in message
+    check_wrong_input_dtype(identity, name, dtype)
 
 
 def test_python_argument_errors():

@@ -17,12 +17,10 @@ from typing import Sequence
 
 import torch
 import torchvision
-from onnxscript import FLOAT
 from torch import Tensor
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping, symbolic_helper
+from opbridge.ops._variadic_rois import VariadicRoiNode
 
 MAX_LEVELS = 10  # feature maps one node takes (the TensorRT plugin's limit)
 MAX_EXPORT_LEVELS = 5  # feature maps the dynamo exporter's translations take (mmdet's FPNs use up to 5)
@@ -145,7 +143,14 @@ def multi_level_roi_align_eager(features, rois, output_height, output_width, fea
     levels = map_roi_levels(rois, len(features), finest_scale)
     if rescales(roi_scale_factor):
         rois = roi_rescale(rois, roi_scale_factor)
-    result = features[0].new_zeros((rois.shape[0], features[0].shape[1]) + output_size)
+    return pool_by_level(features, featmap_strides, rois, levels, output_size, pool)
+
+
+def pool_by_level(features, featmap_strides, rois, levels, output_size, pool):
+    """The extractors' loop (mmdet's SingleRoIExtractor, mmrotate's RotatedSingleRoIExtractor): each
+    level's RoIs pooled from its map with pool(feature, rois, stride) into their rows of a zero
+    output, so that a RoI without a level keeps a zero row."""
+    result = features[0].new_zeros((rois.shape[0], features[0].shape[1]) + tuple(output_size))
     for level, (feature, stride) in enumerate(zip(features, featmap_strides)):
         index = torch.where(levels == level)[0]
         if index.numel() > 0:
@@ -154,100 +159,44 @@ def multi_level_roi_align_eager(features, rois, output_height, output_width, fea
 
 
 # --- export mappings ----------------------------------------------------------------------------
-# A node takes the RoIs and then a variable number of feature maps. Scripted functions have a fixed
-# arity, so there is one per level count, and a Python dispatcher picks it.
+
+NODE = VariadicRoiNode(
+    op_type="MultiLevelRoiAlign",
+    attributes=(("output_height", "i"), ("output_width", "i"), ("pool_mode", "i"), ("sampling_ratio", "i"),
+                ("featmap_strides", "fs"), ("roi_scale_factor", "f"), ("finest_scale", "i"), ("aligned", "i")),
+    max_dynamo_maps=MAX_EXPORT_LEVELS, max_maps=MAX_LEVELS, python_name="multi_level_roi_align")
 
 
-@onnxscript.script(WRAPPERS)
-def _mlra_1(rois: FLOAT, f0: FLOAT, output_height: int, output_width: int, pool_mode: int, sampling_ratio: int,
-            featmap_strides: Sequence[float], roi_scale_factor: float, finest_scale: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRoiAlign(
-        rois, f0, output_height=output_height, output_width=output_width, pool_mode=pool_mode,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlra_2(rois: FLOAT, f0: FLOAT, f1: FLOAT, output_height: int, output_width: int, pool_mode: int,
-            sampling_ratio: int, featmap_strides: Sequence[float], roi_scale_factor: float, finest_scale: int,
-            aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRoiAlign(
-        rois, f0, f1, output_height=output_height, output_width=output_width, pool_mode=pool_mode,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlra_3(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, output_height: int, output_width: int, pool_mode: int,
-            sampling_ratio: int, featmap_strides: Sequence[float], roi_scale_factor: float, finest_scale: int,
-            aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRoiAlign(
-        rois, f0, f1, f2, output_height=output_height, output_width=output_width, pool_mode=pool_mode,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlra_4(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, output_height: int, output_width: int,
-            pool_mode: int, sampling_ratio: int, featmap_strides: Sequence[float], roi_scale_factor: float,
-            finest_scale: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRoiAlign(
-        rois, f0, f1, f2, f3, output_height=output_height, output_width=output_width, pool_mode=pool_mode,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlra_5(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, f4: FLOAT, output_height: int,
-            output_width: int, pool_mode: int, sampling_ratio: int, featmap_strides: Sequence[float],
-            roi_scale_factor: float, finest_scale: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRoiAlign(
-        rois, f0, f1, f2, f3, f4, output_height=output_height, output_width=output_width, pool_mode=pool_mode,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-_BY_LEVELS = {1: _mlra_1, 2: _mlra_2, 3: _mlra_3, 4: _mlra_4, 5: _mlra_5}
-assert len(_BY_LEVELS) == MAX_EXPORT_LEVELS
+def level_node_attributes(output_height, output_width, mode: dict, featmap_strides, sampling_ratio, aligned,
+                          finest_scale, roi_scale_factor) -> dict:
+    """The attributes of a multi-level RoI node (axis-aligned or rotated, whose third attribute,
+    `mode`, differs: {"pool_mode": code} or {"clockwise": 0 or 1}), as mmdeploy's exporter writes
+    them, except output_height and output_width, which it swaps (see the op pages)."""
+    return dict(output_height=int(output_height), output_width=int(output_width), **mode,
+                sampling_ratio=int(sampling_ratio), featmap_strides=[float(s) for s in featmap_strides],
+                roi_scale_factor=float(roi_scale_factor), finest_scale=int(finest_scale), aligned=int(bool(aligned)))
 
 
 def _node_attributes(output_height, output_width, featmap_strides, sampling_ratio, pool_mode, aligned, finest_scale,
                      roi_scale_factor) -> dict:
-    """The node's attributes, as mmdeploy's exporter writes them, except output_height and
-    output_width, which it swaps (see the op page)."""
-    return dict(output_height=int(output_height), output_width=int(output_width), pool_mode=POOL_MODES[pool_mode],
-                sampling_ratio=int(sampling_ratio), featmap_strides=[float(s) for s in featmap_strides],
-                roi_scale_factor=float(roi_scale_factor), finest_scale=int(finest_scale), aligned=int(bool(aligned)))
+    return level_node_attributes(output_height, output_width, {"pool_mode": POOL_MODES[pool_mode]}, featmap_strides,
+                                 sampling_ratio, aligned, finest_scale, roi_scale_factor)
 
 
 def _multi_level_roi_align_onnx(features, rois, output_height, output_width, featmap_strides, sampling_ratio,
                                 pool_mode, aligned, finest_scale, roi_scale_factor):
     """Dynamo translation (parameter names are the op schema's)."""
-    if len(features) > MAX_EXPORT_LEVELS:
-        raise ValueError(f"opbridge.export: multi_level_roi_align over {len(features)} feature maps; the dynamo "
-                         f"exporter takes at most {MAX_EXPORT_LEVELS} (exporter='legacy' takes up to {MAX_LEVELS})")
-    return _BY_LEVELS[len(features)](rois, *features, **_node_attributes(
-        output_height, output_width, featmap_strides, sampling_ratio, pool_mode, aligned, finest_scale,
-        roi_scale_factor))
+    return NODE.translate(rois, features, _node_attributes(output_height, output_width, featmap_strides,
+                                                           sampling_ratio, pool_mode, aligned, finest_scale,
+                                                           roi_scale_factor))
 
 
 def _multi_level_roi_align_symbolic(g, features, rois, output_height, output_width, featmap_strides, sampling_ratio,
                                     pool_mode, aligned, finest_scale, roi_scale_factor):
-    helper = symbolic_helper()
-    args = helper._parse_arg
-    maps = helper._unpack_list(features)
-    attrs = _node_attributes(args(output_height, "i"), args(output_width, "i"), args(featmap_strides, "fs"),
-                             args(sampling_ratio, "i"), args(pool_mode, "s"), args(aligned, "b"),
-                             args(finest_scale, "i"), args(roi_scale_factor, "f"))
-    out = g.op("opbridge::MultiLevelRoiAlign", rois, *maps, output_height_i=attrs["output_height"],
-               output_width_i=attrs["output_width"], pool_mode_i=attrs["pool_mode"],
-               sampling_ratio_i=attrs["sampling_ratio"], featmap_strides_f=attrs["featmap_strides"],
-               roi_scale_factor_f=attrs["roi_scale_factor"], finest_scale_i=attrs["finest_scale"],
-               aligned_i=attrs["aligned"])
-    size = helper._get_tensor_dim_size
-    out.setType(maps[0].type().with_sizes([size(rois, 0), size(maps[0], 1), attrs["output_height"],
-                                           attrs["output_width"]]))
-    return out
+    args = symbolic_helper()._parse_arg
+    return NODE.symbolic(g, rois, features, _node_attributes(
+        args(output_height, "i"), args(output_width, "i"), args(featmap_strides, "fs"), args(sampling_ratio, "i"),
+        args(pool_mode, "s"), args(aligned, "b"), args(finest_scale, "i"), args(roi_scale_factor, "f")))
 
 
 EXPORT = ExportMapping(

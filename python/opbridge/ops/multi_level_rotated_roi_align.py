@@ -17,13 +17,12 @@ import math
 from typing import Sequence
 
 import torch
-from onnxscript import FLOAT
 from torch import Tensor
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
-from opbridge.ops.multi_level_roi_align import MAX_EXPORT_LEVELS, MAX_LEVELS, rescales
+from opbridge.ops._onnx import ExportMapping, symbolic_helper
+from opbridge.ops._variadic_rois import VariadicRoiNode
+from opbridge.ops.multi_level_roi_align import (MAX_EXPORT_LEVELS, MAX_LEVELS, level_node_attributes, pool_by_level,
+                                                rescales)
 from opbridge.ops.roi_align_rotated import roi_align_rotated_eager
 
 
@@ -133,110 +132,39 @@ def multi_level_rotated_roi_align_eager(features, rois, output_height, output_wi
     levels = map_rotated_roi_levels(rois, len(features), finest_scale)
     if rescales(roi_scale_factor):
         rois = rotated_roi_rescale(rois, roi_scale_factor)
-    result = features[0].new_zeros((rois.shape[0], features[0].shape[1], output_height, output_width))
-    for level, (feature, stride) in enumerate(zip(features, featmap_strides)):
-        index = torch.where(levels == level)[0]
-        if index.numel() > 0:
-            result[index] = pool(feature, rois[index], stride).to(result.dtype)
-    return result
+    return pool_by_level(features, featmap_strides, rois, levels, (output_height, output_width), pool)
 
 
 # --- export mappings ----------------------------------------------------------------------------
-# A node takes the RoIs and then a variable number of feature maps. Scripted functions have a fixed
-# arity, so there is one per level count, and a Python dispatcher picks it.
 
-
-@onnxscript.script(WRAPPERS)
-def _mlrra_1(rois: FLOAT, f0: FLOAT, output_height: int, output_width: int, clockwise: int, sampling_ratio: int,
-             featmap_strides: Sequence[float], roi_scale_factor: float, finest_scale: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRotatedRoiAlign(
-        rois, f0, output_height=output_height, output_width=output_width, clockwise=clockwise,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlrra_2(rois: FLOAT, f0: FLOAT, f1: FLOAT, output_height: int, output_width: int, clockwise: int,
-             sampling_ratio: int, featmap_strides: Sequence[float], roi_scale_factor: float, finest_scale: int,
-             aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRotatedRoiAlign(
-        rois, f0, f1, output_height=output_height, output_width=output_width, clockwise=clockwise,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlrra_3(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, output_height: int, output_width: int, clockwise: int,
-             sampling_ratio: int, featmap_strides: Sequence[float], roi_scale_factor: float, finest_scale: int,
-             aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRotatedRoiAlign(
-        rois, f0, f1, f2, output_height=output_height, output_width=output_width, clockwise=clockwise,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlrra_4(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, output_height: int, output_width: int,
-             clockwise: int, sampling_ratio: int, featmap_strides: Sequence[float], roi_scale_factor: float,
-             finest_scale: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRotatedRoiAlign(
-        rois, f0, f1, f2, f3, output_height=output_height, output_width=output_width, clockwise=clockwise,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _mlrra_5(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, f4: FLOAT, output_height: int,
-             output_width: int, clockwise: int, sampling_ratio: int, featmap_strides: Sequence[float],
-             roi_scale_factor: float, finest_scale: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiLevelRotatedRoiAlign(
-        rois, f0, f1, f2, f3, f4, output_height=output_height, output_width=output_width, clockwise=clockwise,
-        sampling_ratio=sampling_ratio, featmap_strides=featmap_strides, roi_scale_factor=roi_scale_factor,
-        finest_scale=finest_scale, aligned=aligned)
-
-
-_BY_LEVELS = {1: _mlrra_1, 2: _mlrra_2, 3: _mlrra_3, 4: _mlrra_4, 5: _mlrra_5}
-assert len(_BY_LEVELS) == MAX_EXPORT_LEVELS
+NODE = VariadicRoiNode(
+    op_type="MultiLevelRotatedRoiAlign",
+    attributes=(("output_height", "i"), ("output_width", "i"), ("clockwise", "i"), ("sampling_ratio", "i"),
+                ("featmap_strides", "fs"), ("roi_scale_factor", "f"), ("finest_scale", "i"), ("aligned", "i")),
+    max_dynamo_maps=MAX_EXPORT_LEVELS, max_maps=MAX_LEVELS, python_name="multi_level_rotated_roi_align")
 
 
 def _node_attributes(output_height, output_width, featmap_strides, sampling_ratio, aligned, clockwise, finest_scale,
                      roi_scale_factor) -> dict:
-    """The node's attributes, as mmdeploy's exporter writes them, except output_height and
-    output_width, which it swaps (see the op page)."""
-    return dict(output_height=int(output_height), output_width=int(output_width), clockwise=int(bool(clockwise)),
-                sampling_ratio=int(sampling_ratio), featmap_strides=[float(s) for s in featmap_strides],
-                roi_scale_factor=float(roi_scale_factor), finest_scale=int(finest_scale), aligned=int(bool(aligned)))
+    return level_node_attributes(output_height, output_width, {"clockwise": int(bool(clockwise))}, featmap_strides,
+                                 sampling_ratio, aligned, finest_scale, roi_scale_factor)
 
 
 def _multi_level_rotated_roi_align_onnx(features, rois, output_height, output_width, featmap_strides, sampling_ratio,
                                         aligned, clockwise, finest_scale, roi_scale_factor):
     """Dynamo translation (parameter names are the op schema's)."""
-    if len(features) > MAX_EXPORT_LEVELS:
-        raise ValueError(f"opbridge.export: multi_level_rotated_roi_align over {len(features)} feature maps; the "
-                         f"dynamo exporter takes at most {MAX_EXPORT_LEVELS} (exporter='legacy' takes up to "
-                         f"{MAX_LEVELS})")
-    return _BY_LEVELS[len(features)](rois, *features, **_node_attributes(
-        output_height, output_width, featmap_strides, sampling_ratio, aligned, clockwise, finest_scale,
-        roi_scale_factor))
+    return NODE.translate(rois, features, _node_attributes(output_height, output_width, featmap_strides,
+                                                           sampling_ratio, aligned, clockwise, finest_scale,
+                                                           roi_scale_factor))
 
 
 def _multi_level_rotated_roi_align_symbolic(g, features, rois, output_height, output_width, featmap_strides,
                                             sampling_ratio, aligned, clockwise, finest_scale, roi_scale_factor):
-    helper = symbolic_helper()
-    args = helper._parse_arg
-    maps = helper._unpack_list(features)
-    attrs = _node_attributes(args(output_height, "i"), args(output_width, "i"), args(featmap_strides, "fs"),
-                             args(sampling_ratio, "i"), args(aligned, "b"), args(clockwise, "b"),
-                             args(finest_scale, "i"), args(roi_scale_factor, "f"))
-    out = g.op("opbridge::MultiLevelRotatedRoiAlign", rois, *maps, **{f"{k}_{_KINDS[k]}": v for k, v in attrs.items()})
-    size = helper._get_tensor_dim_size
-    out.setType(maps[0].type().with_sizes([size(rois, 0), size(maps[0], 1), attrs["output_height"],
-                                           attrs["output_width"]]))
-    return out
+    args = symbolic_helper()._parse_arg
+    return NODE.symbolic(g, rois, features, _node_attributes(
+        args(output_height, "i"), args(output_width, "i"), args(featmap_strides, "fs"), args(sampling_ratio, "i"),
+        args(aligned, "b"), args(clockwise, "b"), args(finest_scale, "i"), args(roi_scale_factor, "f")))
 
-
-_KINDS = {"output_height": "i", "output_width": "i", "clockwise": "i", "sampling_ratio": "i", "featmap_strides": "f",
-          "roi_scale_factor": "f", "finest_scale": "i", "aligned": "i"}
 
 EXPORT = ExportMapping(
     kernel="multi_level_rotated_roi_align",

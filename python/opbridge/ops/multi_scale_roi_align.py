@@ -14,13 +14,11 @@ from typing import Sequence
 
 import torch
 import torchvision
-from onnxscript import FLOAT
 from torch import Tensor
 from torchvision.ops import poolers
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, FunctionPatch, symbolic_helper
+from opbridge.ops._onnx import ExportMapping, FunctionPatch, symbolic_helper
+from opbridge.ops._variadic_rois import VariadicRoiNode
 
 MAX_LEVELS = 5  # feature maps one exported node takes (torchvision's FPNs use up to 4, mmdet's 5)
 
@@ -113,86 +111,34 @@ def _multiscale_roi_align_replacement(x_filtered, boxes, output_size, sampling_r
 
 
 # --- export mappings ----------------------------------------------------------------------------
-# A node takes the RoIs and then a variable number of feature maps. Scripted functions have a fixed
-# arity, so there is one per level count, and a Python dispatcher picks it.
+
+NODE = VariadicRoiNode(
+    op_type="MultiScaleRoiAlign",
+    attributes=(("output_height", "i"), ("output_width", "i"), ("sampling_ratio", "i"), ("spatial_scales", "fs"),
+                ("canonical_scale", "i"), ("canonical_level", "i"), ("aligned", "i")),
+    max_dynamo_maps=MAX_LEVELS, max_maps=MAX_LEVELS, python_name="multi_scale_roi_align")
 
 
-@onnxscript.script(WRAPPERS)
-def _msra_1(rois: FLOAT, f0: FLOAT, output_height: int, output_width: int, sampling_ratio: int,
-            spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiScaleRoiAlign(
-        rois, f0, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
-        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
-        aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _msra_2(rois: FLOAT, f0: FLOAT, f1: FLOAT, output_height: int, output_width: int, sampling_ratio: int,
-            spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiScaleRoiAlign(
-        rois, f0, f1, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
-        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
-        aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _msra_3(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, output_height: int, output_width: int,
-            sampling_ratio: int, spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int,
-            aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiScaleRoiAlign(
-        rois, f0, f1, f2, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
-        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
-        aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _msra_4(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, output_height: int, output_width: int,
-            sampling_ratio: int, spatial_scales: Sequence[float], canonical_scale: int, canonical_level: int,
-            aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiScaleRoiAlign(
-        rois, f0, f1, f2, f3, output_height=output_height, output_width=output_width, sampling_ratio=sampling_ratio,
-        spatial_scales=spatial_scales, canonical_scale=canonical_scale, canonical_level=canonical_level,
-        aligned=aligned)
-
-
-@onnxscript.script(WRAPPERS)
-def _msra_5(rois: FLOAT, f0: FLOAT, f1: FLOAT, f2: FLOAT, f3: FLOAT, f4: FLOAT, output_height: int,
-            output_width: int, sampling_ratio: int, spatial_scales: Sequence[float], canonical_scale: int,
-            canonical_level: int, aligned: int) -> FLOAT:
-    return OPBRIDGE.MultiScaleRoiAlign(
-        rois, f0, f1, f2, f3, f4, output_height=output_height, output_width=output_width,
-        sampling_ratio=sampling_ratio, spatial_scales=spatial_scales, canonical_scale=canonical_scale,
-        canonical_level=canonical_level, aligned=aligned)
-
-
-_BY_LEVELS = {1: _msra_1, 2: _msra_2, 3: _msra_3, 4: _msra_4, 5: _msra_5}
-assert len(_BY_LEVELS) == MAX_LEVELS
+def _node_attributes(output_height, output_width, sampling_ratio, spatial_scales, canonical_scale, canonical_level,
+                     aligned) -> dict:
+    return dict(output_height=int(output_height), output_width=int(output_width), sampling_ratio=int(sampling_ratio),
+                spatial_scales=[float(s) for s in spatial_scales], canonical_scale=int(canonical_scale),
+                canonical_level=int(canonical_level), aligned=int(bool(aligned)))
 
 
 def _multi_scale_roi_align_onnx(features, rois, output_height, output_width, sampling_ratio, spatial_scales,
                                 canonical_scale, canonical_level, aligned):
     """Dynamo translation (parameter names are the op schema's)."""
-    return _BY_LEVELS[len(features)](
-        rois, *features, output_height=int(output_height), output_width=int(output_width),
-        sampling_ratio=int(sampling_ratio), spatial_scales=[float(s) for s in spatial_scales],
-        canonical_scale=int(canonical_scale), canonical_level=int(canonical_level), aligned=int(bool(aligned)))
+    return NODE.translate(rois, features, _node_attributes(output_height, output_width, sampling_ratio, spatial_scales,
+                                                           canonical_scale, canonical_level, aligned))
 
 
 def _multi_scale_roi_align_symbolic(g, features, rois, output_height, output_width, sampling_ratio, spatial_scales,
                                     canonical_scale, canonical_level, aligned):
-    helper = symbolic_helper()
-    args = helper._parse_arg
-    maps = helper._unpack_list(features)
-    out_h, out_w = args(output_height, "i"), args(output_width, "i")
-    out = g.op(
-        "opbridge::MultiScaleRoiAlign", rois, *maps, output_height_i=out_h, output_width_i=out_w,
-        sampling_ratio_i=args(sampling_ratio, "i"), spatial_scales_f=args(spatial_scales, "fs"),
-        canonical_scale_i=args(canonical_scale, "i"), canonical_level_i=args(canonical_level, "i"),
-        aligned_i=int(args(aligned, "b")),
-    )
-    size = helper._get_tensor_dim_size
-    out.setType(maps[0].type().with_sizes([size(rois, 0), size(maps[0], 1), out_h, out_w]))
-    return out
+    args = symbolic_helper()._parse_arg
+    return NODE.symbolic(g, rois, features, _node_attributes(
+        args(output_height, "i"), args(output_width, "i"), args(sampling_ratio, "i"), args(spatial_scales, "fs"),
+        args(canonical_scale, "i"), args(canonical_level, "i"), args(aligned, "b")))
 
 
 EXPORT = ExportMapping(
