@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import warnings
@@ -56,6 +57,15 @@ def _provider_name(provider) -> str:
     return provider[0] if isinstance(provider, tuple) else provider
 
 
+@functools.cache
+def preload_cuda_libraries() -> None:
+    """Loads the CUDA and cuDNN libraries of the nvidia wheels (onnxruntime-gpu >= 1.21), once per process."""
+    import onnxruntime as ort
+
+    if hasattr(ort, "preload_dlls"):
+        ort.preload_dlls()
+
+
 def _check_providers(providers) -> list:
     """The providers as ORT takes them (names, or (name, options) pairs), with the CPU provider
     last if missing (every opbridge op has a CPU kernel), after checking that they can work here."""
@@ -68,8 +78,7 @@ def _check_providers(providers) -> list:
             raise RuntimeError(
                 f"{CUDA} was asked for, but this onnxruntime ({ort.__version__}) has no CUDA execution provider: "
                 "install onnxruntime-gpu instead of onnxruntime (pip install onnxruntime-gpu)")
-        if hasattr(ort, "preload_dlls"):  # onnxruntime-gpu >= 1.21: the CUDA and cuDNN libraries from the nvidia wheels
-            ort.preload_dlls()
+        preload_cuda_libraries()
         if not library_info()["cuda"]:
             warnings.warn(f"{library_path()} was built without CUDA kernels: every opbridge node of the model runs on "
                           "the CPU, with copies to and from the GPU around it. Build it with ./run.sh build (or "

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/shared/roi_levels.h"
-
 namespace opbridge {
 
 Status MakeRoiLevelParams(const std::vector<float>& featmap_strides, float roi_scale_factor, int64_t finest_scale,
@@ -90,11 +88,5 @@ Status CheckMultiLevelRoiAlignShapes(const MultiLevelRoiAlignParams& params, con
   }
   return CheckFeatureLevelShapes(features, params.featmap_strides.size(), "featmap_strides");
 }
-
-int64_t MmdetRoiLevel(float scale, int64_t finest_scale, int64_t num_levels) {
-  return shared::MmdetRoiLevel(scale, finest_scale, num_levels);
-}
-
-void MmdetRoiRescale(const float* box, float factor, float* rescaled) { shared::MmdetRoiRescale(box, factor, rescaled); }
 
 }  // namespace opbridge

@@ -14,6 +14,7 @@
 #include "core/roi_align.h"
 #include "core/shape.h"
 #include "core/status.h"
+#include "kernels/shared/roi_levels.h"
 
 namespace opbridge {
 
@@ -56,15 +57,10 @@ Status CheckFeatureLevelShapes(const std::vector<Shape>& features, size_t num_le
 Status CheckMultiLevelRoiAlignShapes(const MultiLevelRoiAlignParams& params, const Shape& rois,
                                      const std::vector<Shape>& features);
 
-// mmdet's map_roi_levels for a RoI of scale sqrt(area), every step in float32 as mmdet computes
-// it: clamp(floor(log2(scale / finest_scale + 1e-6)), 0, num_levels - 1). -1 when that is NaN (a
-// NaN coordinate, or a negative area: one side inverted): mmdet's .long() of NaN matches no level
-// and the RoI keeps the zero row its output starts with. (mmdet's extractors skip the mapper when
-// there is one feature map; callers decide that.)
-int64_t MmdetRoiLevel(float scale, int64_t finest_scale, int64_t num_levels);
-
-// mmdet's BaseRoIExtractor.roi_rescale of a box (x1, y1, x2, y2), in float32: the centre stays,
-// the sides are multiplied by `factor` (no +1 convention).
-void MmdetRoiRescale(const float* box, float factor, float* rescaled);
+// mmdet's map_roi_levels and roi_rescale, host-and-device code the CUDA kernel runs too
+// (kernels/shared/roi_levels.h). (mmdet's extractors skip the mapper when there is one feature
+// map; callers decide that.)
+using shared::MmdetRoiLevel;
+using shared::MmdetRoiRescale;
 
 }  // namespace opbridge

@@ -91,8 +91,10 @@ def _create_session(model, threads: int):
     options.add_session_config_entry("session.intra_op.allow_spinning", SPINNING)
     options.log_severity_level = 3  # errors only (ORT warns on every RoiAlign max session)
     providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if DEVICE == "cuda" else ["CPUExecutionProvider"]
-    if DEVICE == "cuda" and hasattr(ort, "preload_dlls"):
-        ort.preload_dlls()
+    if DEVICE == "cuda":
+        from opbridge._library import preload_cuda_libraries  # (no memory children on the GPU)
+
+        preload_cuda_libraries()
     return ort.InferenceSession(model.SerializeToString(), options, providers=providers)
 
 

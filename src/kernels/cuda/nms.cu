@@ -116,8 +116,10 @@ Status RunGreedy(const NmsProblems& s, const int32_t* sorted_positions, int64_t 
 
 // ---- step 5: outputs -------------------------------------------------------------------------------
 
-__global__ void KeptIndicesKernel(const NmsCandidate* kept, int64_t count, int64_t* output) {
-  OPBRIDGE_CUDA_FOR(k, count) { output[k] = kept[k].position; }
+// The box positions of kept candidates, as the output's index type.
+template <class Index>
+__global__ void KeptPositionsKernel(const NmsCandidate* kept, int64_t count, Index* positions) {
+  OPBRIDGE_CUDA_FOR(k, count) { positions[k] = kept[k].position; }
 }
 
 __global__ void TotalKernel(const int64_t* offsets, const int64_t* counts, int64_t problems, int64_t* total) {
@@ -134,10 +136,6 @@ __global__ void SelectedRowsKernel(const NmsCandidate* kept, const int64_t* kept
       row[2] = kept[p * capacity + k].position;
     }
   }
-}
-
-__global__ void KeptPositionsKernel(const NmsCandidate* kept, int64_t count, int32_t* positions) {
-  OPBRIDGE_CUDA_FOR(e, count) { positions[e] = kept[e].position; }
 }
 
 __global__ void MergeKeysKernel(const float* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
@@ -178,6 +176,8 @@ int BitsFor(int64_t values) {  // bits that hold 0 .. values - 1
   return bits;
 }
 
+Status OutOfScratch(size_t bytes) { return Status::Error("could not allocate ", bytes, " bytes of CUDA scratch memory"); }
+
 // A stable radix sort of (key, value) pairs over bits [0, end_bit) of the keys.
 template <class Key, class Value>
 Status SortPairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int64_t count,
@@ -187,7 +187,7 @@ Status SortPairs(const Key* keys_in, Key* keys_out, const Value* values_in, Valu
                                                                      values_out, count, 0, end_bit, stream),
                                      "sizing the NMS score sort"));
   ScratchBlock temp(scratch, bytes);
-  if (temp.data() == nullptr) return Status::Error("could not allocate ", bytes, " bytes of CUDA scratch memory");
+  if (temp.data() == nullptr) return OutOfScratch(bytes);
   return CudaError(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys_in, keys_out, values_in, values_out, count,
                                                    0, end_bit, stream),
                    "the NMS score sort");
@@ -201,7 +201,6 @@ Status CopyCountToHost(const int64_t* device_count, int64_t* count, Stream strea
   return CudaError(cudaStreamSynchronize(stream), "the NMS kernels");
 }
 
-Status OutOfScratch(size_t bytes) { return Status::Error("could not allocate ", bytes, " bytes of CUDA scratch memory"); }
 
 // The arrays of steps 1 to 4 for `problems` segments of `segment` entries, each keeping at most
 // kept_capacity candidates.
@@ -267,7 +266,7 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   OPBRIDGE_RETURN_IF_ERROR(CopyCountToHost(kept_count, &count, stream));
   OPBRIDGE_RETURN_IF_ERROR(allocate(count, &output));
   if (count == 0) return Status::Ok();
-  KeptIndicesKernel<<<BlocksFor(count), kThreads, 0, stream>>>(kept, count, output);
+  KeptPositionsKernel<<<BlocksFor(count), kThreads, 0, stream>>>(kept, count, output);
   return LaunchStatus("the NMS output kernel");
 }
 

@@ -71,12 +71,9 @@ OPBRIDGE_HD inline int64_t RoiLevelOf(const RoiLeveling& leveling, int64_t num_m
 OPBRIDGE_HD inline void LeveledRoiAlignElement(RoiAlignParams p, const FeatureMaps& maps, const RoiLeveling& leveling,
                                                int64_t batch, int64_t channels, const float* rois, int64_t index,
                                                float* output) {
-  const int64_t bins = p.output_height * p.output_width;
-  const int64_t bin = index % bins;
-  const int64_t c = (index / bins) % channels;
-  const int64_t r = index / (bins * channels);
+  const RoiElement e = RoiElementOf(p, channels, index);
   float roi[5];
-  const int64_t level = RoiLevelOf(leveling, maps.total, rois + r * 5, roi);
+  const int64_t level = RoiLevelOf(leveling, maps.total, rois + e.roi * 5, roi);
   if (level < 0) {
     if (maps.first == 0) output[index] = 0.0f;
     return;
@@ -84,7 +81,7 @@ OPBRIDGE_HD inline void LeveledRoiAlignElement(RoiAlignParams p, const FeatureMa
   const int64_t l = level - maps.first;
   if (l < 0 || l >= maps.count) return;
   p.spatial_scale = maps.spatial_scale[l];
-  output[index] = RoiAlignValue(p, maps.data[l], batch, channels, maps.height[l], maps.width[l], roi, c, bin);
+  output[index] = RoiAlignValue(p, maps.data[l], batch, channels, maps.height[l], maps.width[l], roi, e.channel, e.bin);
 }
 
 }  // namespace opbridge::shared

@@ -144,16 +144,22 @@ OPBRIDGE_HD inline float RoiAlignValue(const RoiAlignParams& p, const float* inp
   return RoiAlignBin(p, g, plane, height, width, bin / p.output_width, bin % p.output_width);
 }
 
+// Output element `index` of [num_rois, channels, out_h, out_w] as (RoI, channel, bin).
+struct RoiElement {
+  int64_t roi, channel, bin;
+};
+OPBRIDGE_HD inline RoiElement RoiElementOf(const RoiAlignParams& p, int64_t channels, int64_t index) {
+  const int64_t bins = p.output_height * p.output_width;
+  return {index / (bins * channels), (index / bins) % channels, index % bins};
+}
+
 // What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
 // computes and writes (RoiAlignValue).
 OPBRIDGE_HD inline void RoiAlignElement(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
                                         int64_t height, int64_t width, const float* rois, int64_t index,
                                         float* output) {
-  const int64_t bins = p.output_height * p.output_width;
-  const int64_t bin = index % bins;
-  const int64_t c = (index / bins) % channels;
-  const int64_t r = index / (bins * channels);
-  output[index] = RoiAlignValue(p, input, batch, channels, height, width, rois + r * 5, c, bin);
+  const RoiElement e = RoiElementOf(p, channels, index);
+  output[index] = RoiAlignValue(p, input, batch, channels, height, width, rois + e.roi * 5, e.channel, e.bin);
 }
 
 }  // namespace opbridge::shared
