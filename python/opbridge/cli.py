@@ -71,7 +71,8 @@ def _cmd_check(args) -> int:
 def _cmd_bench(args) -> int:
     from opbridge.bench import main as bench_main
 
-    return bench_main(args.workloads, args.runs, args.threads, device=args.device)
+    return bench_main(args.workloads, args.runs, args.threads, memory=False if args.no_memory else None,
+                      device=args.device, smoke=args.smoke)
 
 
 def _cmd_fuzz(args) -> int:
@@ -119,6 +120,10 @@ def main(argv=None) -> int:
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="cuda: ORT's CUDA execution provider and PyTorch on CUDA, data in GPU memory "
                         "(default workloads: those of the ops with CUDA kernels, and detector.fasterrcnn)")
+    p.add_argument("--no-memory", action="store_true", help="skip the peak-memory child processes")
+    p.add_argument("--smoke", action="store_true",
+                   help="run every engine of every case once on reduced inputs, untimed, and check the results "
+                        "(exit 1 when a check or an engine fails): proves the bench runs")
     p.set_defaults(fn=_cmd_bench)
     p = sub.add_parser("docs", help="write the op reference pages")
     p.add_argument("--out", default=None, help="folder (default: docs/ops in the repository)")

@@ -1,8 +1,9 @@
 """Benchmarks of opbridge's ops against ONNX Runtime's built-in ops and PyTorch eager.
 
     python -m opbridge bench [workload ids or prefixes] --runs 10 --threads 1 2
-    python -m opbridge.bench roi_align --runs 3 --threads 1 --no-memory
+    python -m opbridge bench roi_align --runs 3 --threads 1 --no-memory
     python -m opbridge bench --device cuda --runs 20 --threads 1   (GPU: onnxruntime-gpu, a CUDA build)
+    python -m opbridge bench --smoke [--device cuda]   (every engine once on reduced inputs, untimed, checked)
 
 The workloads are the ones in /work/shared/spec/workloads.md. Each op's workloads live with the
 op, in opbridge/bench/<kernel>.py (a dict WORKLOADS of id -> function(threads) returning the
@@ -56,9 +57,10 @@ def cuda_workloads() -> list[str]:
     return [w for w in WORKLOADS if w in ids] + ["detector.fasterrcnn"]
 
 
-def main(workloads: list[str], runs: int, threads: list[int], memory: bool | None = None, device: str = "cpu") -> int:
+def main(workloads: list[str], runs: int, threads: list[int], memory: bool | None = None, device: str = "cpu",
+         smoke: bool = False) -> int:
     """Runs the selected workloads (ids or prefixes; empty: all, or on the GPU cuda_workloads()) and
-    prints the report."""
+    prints the report; `smoke`: every engine once on reduced inputs, untimed (harness.SMOKE)."""
     if device == "cuda" and not workloads:
         workloads = cuda_workloads()
-    return run(WORKLOADS, workloads, runs, threads, memory, device)
+    return run(WORKLOADS, workloads, runs, threads, memory, device, smoke_run=smoke)

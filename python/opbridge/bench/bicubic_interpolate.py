@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, export_once, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import (F32, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, sized,
+                                    torch_engine)
 
-SHAPE, SCALE = (2, 64, 128, 128), 2.0
+SCALE = 2.0
 
 
 def _module(align_corners: bool):
@@ -49,7 +50,7 @@ def _plain_export(exporter: str, x: np.ndarray, align_corners: bool):
 def _torch_bicubic(x, align_corners):
     import torch
 
-    return torch.nn.functional.interpolate(torch.from_numpy(x), scale_factor=SCALE, mode="bicubic",
+    return torch.nn.functional.interpolate(as_tensor(x), scale_factor=SCALE, mode="bicubic",
                                            align_corners=align_corners)
 
 
@@ -57,11 +58,12 @@ def bicubic_interpolate(threads: int) -> list[Case]:
     """bicubic_interpolate: [2, 64, 128, 128] x 2, align_corners 0 and 1."""
     import onnx
 
-    x = data_rng(80).standard_normal(SHAPE, dtype=np.float32)
-    out_shape = [SHAPE[0], SHAPE[1], int(SHAPE[2] * SCALE), int(SHAPE[3] * SCALE)]
+    shape = sized((2, 64, 128, 128), (1, 4, 16, 16))
+    x = data_rng(80).standard_normal(shape, dtype=np.float32)
+    out_shape = [shape[0], shape[1], int(shape[2] * SCALE), int(shape[3] * SCALE)]
     cases = []
     for align in (0, 1):
-        ours = one_node_model("TRTBicubicInterpolate", [("input", F32, list(SHAPE))], [("output", F32, out_shape)],
+        ours = one_node_model("TRTBicubicInterpolate", [("input", F32, list(shape))], [("output", F32, out_shape)],
                               domain="mmdeploy", scale_factor=[SCALE, SCALE], align_corners=align)
         for exporter in ("dynamo", "legacy"):
             plain = onnx.load(str(export_once(f"bicubic_interpolate_{align}_plain_{exporter}",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from opbridge.bench.cummax import log_step_scan_model
-from opbridge.bench.harness import F32, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
 # mmcv's mode codes, the axis each scans and whether from the far end (top, left).
 MODES = {"top": (0, 2, True), "bottom": (1, 2, False), "left": (2, 3, True), "right": (3, 3, False)}
@@ -16,7 +16,7 @@ MODES = {"top": (0, 2, True), "bottom": (1, 2, False), "left": (2, 3, True), "ri
 def _torch_corner_pool(x, dim, flip):
     import torch
 
-    t = torch.from_numpy(x)
+    t = as_tensor(x)
     if flip:
         t = t.flip(dim)
     pooled = torch.cummax(t, dim)[0]
@@ -25,7 +25,7 @@ def _torch_corner_pool(x, dim, flip):
 
 def corner_pool(threads: int) -> list[Case]:
     """corner_pool: [1,128,128,128], the 4 modes."""
-    x = data_rng(22).standard_normal((1, 128, 128, 128), dtype=np.float32)
+    x = data_rng(22).standard_normal(sized((1, 128, 128, 128), (1, 4, 16, 16)), dtype=np.float32)
     cases = []
     for name, (mode, dim, flip) in MODES.items():
         ours = one_node_model("CornerPool", [("input", F32, x.shape)], [("output", F32, x.shape)], domain="opbridge",

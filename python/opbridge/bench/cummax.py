@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, ONNX_OPSET, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import (F32, I64, ONNX_OPSET, Case, as_tensor, data_rng, one_node_model, ort_engine, sized,
+                                    torch_engine)
 
 
 def log_step_scan_model(shape: tuple[int, ...], axis: int, minimum: bool, reverse: bool, with_indices: bool):
@@ -77,12 +78,12 @@ def log_step_scan_model(shape: tuple[int, ...], axis: int, minimum: bool, revers
 def _torch_scan(x, dim, minimum):
     import torch
 
-    return (torch.cummin if minimum else torch.cummax)(torch.from_numpy(x), dim)
+    return (torch.cummin if minimum else torch.cummax)(as_tensor(x), dim)
 
 
 def cummax_rows(threads: int) -> list[Case]:
     """cummax.rows: [1,128,256,256] along dim 3 (each row a scan) and dim 2; cummin along dim 3."""
-    x = data_rng(21).standard_normal((1, 128, 256, 256), dtype=np.float32)
+    x = data_rng(21).standard_normal(sized((1, 128, 256, 256), (1, 4, 32, 32)), dtype=np.float32)
     cases = []
     for dim, minimum in ((3, False), (2, False), (3, True)):
         op_type = "CumMin" if minimum else "CumMax"

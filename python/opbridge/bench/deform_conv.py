@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
 
 def _torchvision_deform_conv(x, offset, weight, bias, mask, stride, padding, dilation):
     import torch
     import torchvision
 
-    t = lambda a: None if a is None else torch.from_numpy(a)  # noqa: E731
+    t = lambda a: None if a is None else as_tensor(a)  # noqa: E731
     return torchvision.ops.deform_conv2d(t(x), t(offset), t(weight), t(bias), stride, padding, dilation, t(mask))
 
 
@@ -26,8 +26,8 @@ def _plain_sgemm(m, k, n):
 
     if (m, k, n) not in _SGEMM_OPERANDS:
         rng = data_rng(12)
-        _SGEMM_OPERANDS[(m, k, n)] = (torch.from_numpy(rng.standard_normal((m, k), dtype=np.float32)),
-                                      torch.from_numpy(rng.standard_normal((k, n), dtype=np.float32)))
+        _SGEMM_OPERANDS[(m, k, n)] = (as_tensor(rng.standard_normal((m, k), dtype=np.float32)),
+                                      as_tensor(rng.standard_normal((k, n), dtype=np.float32)))
     a, b = _SGEMM_OPERANDS[(m, k, n)]
     return torch.mm(a, b)
 
@@ -78,12 +78,14 @@ def _dcn_cases(name, threads, n, c, h, w, c_out, k, stride, padding, dilation, g
 
 def dcn_large(threads: int) -> list[Case]:
     """dcn.large: [1,256,100,152], 256 -> 256 channels, 3x3, stride 1, pad 1 (DCNv2 and DCNv1)."""
-    return _dcn_cases("dcn.large", threads, 1, 256, 100, 152, 256, 3, (1, 1), (1, 1), (1, 1), 1, 1, (True, False))
+    c, h, w = sized((256, 100, 152), (16, 20, 30))
+    return _dcn_cases("dcn.large", threads, 1, c, h, w, c, 3, (1, 1), (1, 1), (1, 1), 1, 1, (True, False))
 
 
 def dcn_groups(threads: int) -> list[Case]:
     """dcn.groups: [2,64,64,64], weight [64,32,3,3], stride (2,1), pad (1,2), dil (1,2), groups 2, deform groups 4."""
-    return _dcn_cases("dcn.groups", threads, 2, 64, 64, 64, 64, 3, (2, 1), (1, 2), (1, 2), 2, 4, (True,))
+    c, h, w = sized((64, 64, 64), (8, 16, 16))
+    return _dcn_cases("dcn.groups", threads, 2, c, h, w, c, 3, (2, 1), (1, 2), (1, 2), 2, 4, (True,))
 
 
 def dcn_small(threads: int) -> list[Case]:

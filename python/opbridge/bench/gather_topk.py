@@ -13,22 +13,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, export_once, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import (F32, I64, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, sized,
+                                    torch_engine)
 
-BATCH, ANCHORS, PICKS = 2, 20000, 1000
+BATCH = 2
+
+
+def _sizes() -> tuple[int, int]:
+    """(anchors, picks) per image."""
+    return sized((20000, 1000), (500, 50))
 
 
 def _inputs(channels: int, salt: int) -> tuple[np.ndarray, np.ndarray]:
     rng = data_rng(salt)
-    data = rng.standard_normal((BATCH, ANCHORS, channels), dtype=np.float32)
-    indices = np.stack([rng.permutation(ANCHORS)[:PICKS] for _ in range(BATCH)]).astype(np.int64)
+    anchors, picks = _sizes()
+    data = rng.standard_normal((BATCH, anchors, channels), dtype=np.float32)
+    indices = np.stack([rng.permutation(anchors)[:picks] for _ in range(BATCH)]).astype(np.int64)
     return data, indices
 
 
 def _gather(x, inds):
     import torch
 
-    batch_inds = torch.arange(x.shape[0]).unsqueeze(-1)
+    batch_inds = torch.arange(x.shape[0], device=x.device).unsqueeze(-1)
     return x[batch_inds, inds, ...]
 
 
@@ -66,7 +73,7 @@ def _plain_export(exporter: str, data: np.ndarray, indices: np.ndarray):
 def _torch_gather(data, indices):
     import torch
 
-    return _gather(torch.from_numpy(data), torch.from_numpy(indices))
+    return _gather(as_tensor(data), as_tensor(indices))
 
 
 def _cases(name: str, channels: int, salt: int, threads: int) -> list[Case]:
@@ -74,13 +81,13 @@ def _cases(name: str, channels: int, salt: int, threads: int) -> list[Case]:
 
     data, indices = _inputs(channels, salt)
     ours = one_node_model("GatherTopk", [("data", F32, list(data.shape)), ("indices", I64, list(indices.shape))],
-                          [("output", F32, [BATCH, PICKS, channels])], domain="mmdeploy")
+                          [("output", F32, [BATCH, indices.shape[1], channels])], domain="mmdeploy")
     feeds = {"data": data, "indices": indices}
     cases = []
     for exporter in ("dynamo", "legacy"):
         plain = onnx.load(str(export_once(f"{name}_plain_{exporter}", _plain_export(exporter, data, indices))))
         cases.append(Case(
-            name=f"{name} [{BATCH}, {ANCHORS}, {channels}] vs {exporter} export",
+            name=f"{name} {list(data.shape)} vs {exporter} export",
             opbridge=ort_engine(ours, feeds, threads),
             ort=ort_engine(plain, feeds, threads),
             torch=torch_engine(_torch_gather, data, indices),

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, export_once, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import (F32, I64, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, sized,
+                                    torch_engine)
 
 # (name, base anchors, height, width, stride)
 LEVELS = [("rpn.p2", 3, 200, 336, 4), ("retinanet.p3", 9, 100, 168, 8)]
@@ -29,8 +30,8 @@ def _formula(base, h_provider, w_provider, stride: int):
     """mmdet's single_level_grid_priors, the grid's size read from the providers' lengths."""
     import torch
 
-    shift_x = torch.arange(0, w_provider.shape[0]).to(base.dtype) * stride
-    shift_y = torch.arange(0, h_provider.shape[0]).to(base.dtype) * stride
+    shift_x = torch.arange(0, w_provider.shape[0], device=base.device).to(base.dtype) * stride
+    shift_y = torch.arange(0, h_provider.shape[0], device=base.device).to(base.dtype) * stride
     shift_xx = shift_x.repeat(shift_y.shape[0])
     shift_yy = shift_y.view(-1, 1).repeat(1, shift_x.shape[0]).view(-1)
     shifts = torch.stack([shift_xx, shift_yy, shift_xx, shift_yy], dim=-1)
@@ -69,10 +70,8 @@ def _plain_export(exporter: str, feeds: dict, stride: int):
     return export
 
 
-def _torch_priors(feeds: dict, stride: int):
-    import torch
-
-    return _formula(*(torch.from_numpy(feeds[n]) for n in ("base_anchors", "h_provider", "w_provider")), stride)
+def _torch_priors(base, h_provider, w_provider, stride: int):
+    return _formula(as_tensor(base), as_tensor(h_provider), as_tensor(w_provider), stride)
 
 
 def grid_priors(threads: int) -> list[Case]:
@@ -80,7 +79,9 @@ def grid_priors(threads: int) -> list[Case]:
     import onnx
 
     cases = []
-    for salt, (name, anchors, height, width, stride) in enumerate(LEVELS):
+    levels = sized(LEVELS, [(name, anchors, height // 10, width // 10, stride) for name, anchors, height, width, stride
+                            in LEVELS])
+    for salt, (name, anchors, height, width, stride) in enumerate(levels):
         feeds = {"base_anchors": _base(anchors, 70 + salt), "h_provider": np.zeros(height, np.int64),
                  "w_provider": np.zeros(width, np.int64)}
         ours = one_node_model("GridPriorsTRT", [("base_anchors", F32, [anchors, 4]), ("h_provider", I64, [height]),
@@ -94,7 +95,8 @@ def grid_priors(threads: int) -> list[Case]:
                 name=f"grid_priors {name} [{height * width * anchors}, 4] vs {exporter} export",
                 opbridge=ort_engine(ours, feeds, threads),
                 ort=ort_engine(plain, feeds, threads),
-                torch=torch_engine(_torch_priors, feeds, stride),
+                torch=torch_engine(_torch_priors, feeds["base_anchors"], feeds["h_provider"], feeds["w_provider"],
+                                   stride),
                 check_atol=0.0,
             ))
     return cases

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
 
 def _grid(shape: tuple[int, ...], salt: int) -> np.ndarray:
@@ -53,8 +53,8 @@ def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads)
 
 def grid_sample_warp(threads: int) -> list[Case]:
     """grid_sample.warp: [1,32,256,256] sampled at a [1,256,256,2] grid, three mode/padding pairs."""
-    image = data_rng(3).standard_normal((1, 32, 256, 256), dtype=np.float32)
-    grid = _grid((1, 256, 256, 2), 4)
+    image = data_rng(3).standard_normal(sized((1, 32, 256, 256), (1, 4, 32, 32)), dtype=np.float32)
+    grid = _grid(sized((1, 256, 256, 2), (1, 24, 40, 2)), 4)
     variants = [("bilinear", "zeros"), ("nearest", "border"), ("bicubic", "reflection")]
     return [
         _grid_sample_case(f"grid_sample.warp {m}/{p}/ac0", image, grid, m, p, 0, threads) for m, p in variants
@@ -63,16 +63,16 @@ def grid_sample_warp(threads: int) -> list[Case]:
 
 def grid_sample_batch(threads: int) -> list[Case]:
     """grid_sample.batch: [8,64,64,64] sampled at [8,128,128,2], bilinear/border/align_corners 1."""
-    image = data_rng(6).standard_normal((8, 64, 64, 64), dtype=np.float32)
-    grid = _grid((8, 128, 128, 2), 7)
+    image = data_rng(6).standard_normal(sized((8, 64, 64, 64), (2, 4, 16, 16)), dtype=np.float32)
+    grid = _grid(sized((8, 128, 128, 2), (2, 20, 12, 2)), 7)
     return [_grid_sample_case("grid_sample.batch bilinear/border/ac1", image, grid, "bilinear", "border", 1, threads)]
 
 
 def grid_sample_volume(threads: int) -> list[Case]:
     """grid_sample.volume: a [1,16,32,64,64] volume sampled at a [1,32,64,64,3] grid uniform in
     [-1.1, 1.1] (volumetric registration's warp), trilinear/zeros and nearest/border."""
-    volume = data_rng(8).standard_normal((1, 16, 32, 64, 64), dtype=np.float32)
-    grid = _grid((1, 32, 64, 64, 3), 9)
+    volume = data_rng(8).standard_normal(sized((1, 16, 32, 64, 64), (1, 2, 8, 16, 16)), dtype=np.float32)
+    grid = _grid(sized((1, 32, 64, 64, 3), (1, 8, 12, 16, 3)), 9)
     variants = [("bilinear", "zeros"), ("nearest", "border")]
     return [_grid_sample_case(f"grid_sample.volume {m}/{p}/ac0", volume, grid, m, p, 0, threads) for m, p in variants]
 

@@ -9,23 +9,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
-NORM_SHAPE = (8, 64, 128, 128)
 EPSILON = 1e-5
+
+
+def norm_shape() -> tuple[int, int, int, int]:
+    """[8, 64, 128, 128] (a smoke run: [2, 64, 16, 16])."""
+    return sized((8, 64, 128, 128), (2, 64, 16, 16))
 
 
 def norm_data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The workload's input [8, 64, 128, 128] and a per-channel scale and bias, all N(0, 1)."""
     rng = data_rng(21)
-    x = rng.standard_normal(NORM_SHAPE, dtype=np.float32)
-    return x, rng.standard_normal(NORM_SHAPE[1], dtype=np.float32), rng.standard_normal(NORM_SHAPE[1], dtype=np.float32)
+    shape = norm_shape()
+    x = rng.standard_normal(shape, dtype=np.float32)
+    return x, rng.standard_normal(shape[1], dtype=np.float32), rng.standard_normal(shape[1], dtype=np.float32)
 
 
 def norm_io(scale_name: str, bias_name: str) -> tuple[list, list]:
     """The (inputs, outputs) of a one-node normalization model of the workload's shape."""
-    c = [NORM_SHAPE[1]]
-    return [("input", F32, NORM_SHAPE), (scale_name, F32, c), (bias_name, F32, c)], [("output", F32, NORM_SHAPE)]
+    shape = norm_shape()
+    c = [shape[1]]
+    return [("input", F32, shape), (scale_name, F32, c), (bias_name, F32, c)], [("output", F32, shape)]
 
 
 def _torch_group_norm(x, scale, bias, groups):

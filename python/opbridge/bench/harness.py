@@ -38,6 +38,10 @@ ONNX_OPSET = 17
 # with its inputs moved there before timing; every timed run ends with a synchronization of the
 # device (ORT's run already waits for its stream), so a run's time is the work's, not its launch's.
 DEVICE = "cpu"
+# A smoke run (`opbridge bench --smoke`): every engine of every case runs once, untimed, on inputs
+# reduced by the workloads (sized() below) and the check column is kept. It proves the bench can run
+# (tests/python/test_bench.py runs it for every workload); its times mean nothing, so none are taken.
+SMOKE = False
 # Where models exported by torch are kept for the memory children (which must not import torch).
 CACHE = Path(os.environ.get("OPBRIDGE_BENCH_CACHE", Path(tempfile.gettempdir()) / "opbridge-bench"))
 
@@ -150,6 +154,11 @@ def torch_engine(fn, *args) -> Callable[[], object]:
     return run
 
 
+def sized(full, smoke):
+    """A workload's size: `full`, or in a smoke run (SMOKE) the reduced `smoke`."""
+    return smoke if SMOKE else full
+
+
 def one_node_model(op_type: str, inputs: list[tuple], outputs: list[tuple], domain: str = "", opset: int | None = None,
                     **attrs):
     """A one-node ONNX model. `inputs` / `outputs` are (name, onnx element type, shape) tuples."""
@@ -183,8 +192,9 @@ def source_key() -> str:
 
 def export_once(name: str, export) -> Path:
     """CACHE/<name>_<source key>.onnx, made by export(path) unless it is there already (for a
-    memory child, or a second thread count). The process that builds the cases first exports."""
-    path = CACHE / f"{name}_{source_key()}.onnx"
+    memory child, or a second thread count). The process that builds the cases first exports. A
+    smoke run's exports (of reduced inputs) are kept apart."""
+    path = CACHE / f"{name}{'_smoke' if SMOKE else ''}_{source_key()}.onnx"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -361,16 +371,69 @@ def _cuda_problem(onnxruntime, torch) -> str:
     return ""
 
 
+@dataclasses.dataclass
+class SmokeRow:
+    """What a smoke run found for one case: the check column, and the engines that failed."""
+
+    case: str
+    check: str  # _check's verdict ("ok (...)", "MISMATCH ...", "-"), or "ERROR ..." when its engines raised
+    errors: list[str]  # "<engine>: <exception>" for every other engine that raised
+
+    @property
+    def passed(self) -> bool:
+        return (self.check.startswith("ok") or self.check == "-") and not self.errors
+
+
+def _failure(err: Exception) -> str:
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0] if lines else ''}"
+
+
+def smoke(registry: dict, workload: str) -> list[SmokeRow]:
+    """Runs every engine of every case of `workload` once, at 1 thread, on the inputs it builds (reduced
+    when SMOKE is set), untimed; the check runs as in a timed run."""
+    rows = []
+    for case in registry[workload](1):
+        try:
+            check = _check(case)
+        except Exception as err:  # noqa: BLE001 - reported as the row's verdict
+            check = f"ERROR {_failure(err)}"
+        errors = []
+        # torch already ran in the check unless a separate reference did.
+        engines = (("ort", case.ort), ("torch", case.torch if case.reference is not None else None),
+                   ("sgemm", case.sgemm))
+        for name, engine in engines:
+            if engine is None:
+                continue
+            try:
+                _numpy_list(engine())  # on the GPU, the copy to the host waits for the work
+            except Exception as err:  # noqa: BLE001 - reported
+                errors.append(f"{name}: {_failure(err)}")
+        rows.append(SmokeRow(case.name, check, errors))
+    return rows
+
+
+def _run_smoke(registry: dict, selected: list[str]) -> int:
+    """The smoke run of `selected` (see SMOKE): a line per case; 1 when a check or an engine failed."""
+    failed = 0
+    for workload in selected:
+        for row in smoke(registry, workload):
+            failed += not row.passed
+            print(f"{row.case:<56}  {row.check}" + "".join(f"; {e}" for e in row.errors), flush=True)
+    print(f"opbridge bench --smoke: {'every case ran and checked' if not failed else f'{failed} case(s) FAILED'}")
+    return 1 if failed else 0
+
+
 def run(registry: dict, workloads: list[str], runs: int, threads: list[int], memory: bool | None = None,
-        device: str = "cpu") -> int:
+        device: str = "cpu", smoke_run: bool = False) -> int:
     """Runs the selected workloads of `registry` at every thread count and prints the timing table
     and peak memory.
 
     `workloads`: ids or prefixes (empty: all). `memory`: measure peak RSS in child processes
-    (default: on, unless OPBRIDGE_BENCH_MEMORY=0; never on the GPU). `device`: "cpu" or "cuda"
-    (see DEVICE).
+    (default: on, unless OPBRIDGE_BENCH_MEMORY=0; never on the GPU or in a smoke run). `device`:
+    "cpu" or "cuda" (see DEVICE). `smoke_run`: every engine once on reduced inputs, untimed (see SMOKE).
     """
-    global DEVICE
+    global DEVICE, SMOKE
     import onnxruntime
     import torch
 
@@ -388,6 +451,14 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
     except ValueError as err:
         print(f"opbridge bench: {err}", file=sys.stderr)
         return 2
+    if smoke_run:
+        SMOKE = True
+        print(f"opbridge bench --smoke: onnxruntime {onnxruntime.__version__}, torch {torch.__version__}, device "
+              f"{device}: every engine once on reduced inputs, untimed; the check column as in a timed run")
+        try:
+            return _run_smoke(registry, selected)
+        finally:
+            SMOKE = False
     print(
         f"opbridge bench: onnxruntime {onnxruntime.__version__}, torch {torch.__version__}, "
         f"{os.cpu_count()} CPUs; median of {runs} interleaved runs after warm-up; seed {SEED}; "

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, one_node_model, ort_engine, torch_engine
-
-SHAPES = [(4096, 4, 4), (64, 64, 64)]
-
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
 def well_conditioned(shape: tuple[int, ...], salt: int) -> np.ndarray:
     """Standard normal matrices plus 2 sqrt(M) on the diagonal (condition numbers of a few units),
@@ -23,13 +20,13 @@ def well_conditioned(shape: tuple[int, ...], salt: int) -> np.ndarray:
 def _torch_inverse(a):
     import torch
 
-    return torch.linalg.inv(torch.from_numpy(a))
+    return torch.linalg.inv(as_tensor(a))
 
 
 def inverse(threads: int) -> list[Case]:
     """inverse: batches of 4096 4x4 and 64 64x64 matrices."""
     cases = []
-    for salt, shape in enumerate(SHAPES):
+    for salt, shape in enumerate(sized([(4096, 4, 4), (64, 64, 64)], [(64, 4, 4), (4, 16, 16)])):
         a = well_conditioned(shape, 40 + salt)
         io = [("input", F32, list(shape))], [("output", F32, list(shape))]
         cases.append(Case(

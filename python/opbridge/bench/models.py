@@ -20,9 +20,8 @@ import functools
 import numpy as np
 
 from opbridge.bench import harness
-from opbridge.bench.harness import Case, as_tensor, data_rng, export_once, ort_engine, torch_engine
+from opbridge.bench.harness import Case, as_tensor, data_rng, export_once, ort_engine, sized, torch_engine
 
-IMAGE = 800
 # workload id -> (torchvision.models.detection builder, the eager outputs compared, in the exports' order)
 DETECTORS = {
     "detector.fasterrcnn": ("fasterrcnn_resnet50_fpn", ("boxes", "labels", "scores")),
@@ -30,8 +29,13 @@ DETECTORS = {
 }
 
 
+def _side() -> int:
+    """The image's side: 800 (a smoke run: 160, and the detector's resize set to keep it)."""
+    return sized(800, 160)
+
+
 def _image() -> np.ndarray:
-    return data_rng(41).uniform(0, 1, (3, IMAGE, IMAGE)).astype(np.float32)
+    return data_rng(41).uniform(0, 1, (3, _side(), _side())).astype(np.float32)
 
 
 def _detector(builder: str):
@@ -39,7 +43,8 @@ def _detector(builder: str):
     from torchvision.models import detection
 
     torch.manual_seed(0)
-    return getattr(detection, builder)(weights=None, weights_backbone=None, box_score_thresh=0.05).eval()
+    resize = sized({}, {"min_size": _side(), "max_size": _side()})
+    return getattr(detection, builder)(weights=None, weights_backbone=None, box_score_thresh=0.05, **resize).eval()
 
 
 def _opbridge_export(builder: str):
@@ -88,7 +93,7 @@ def _detector_cases(workload: str, threads: int) -> list[Case]:
     ours = onnx.load(str(export_once(f"{name}_opbridge", _opbridge_export(builder))))
     plain = onnx.load(str(export_once(f"{name}_plain_legacy", _plain_export(builder))))
     return [Case(
-        name=f"{workload} 800x800",
+        name=f"{workload} {_side()}x{_side()}",
         opbridge=ort_engine(ours, {ours.graph.input[0].name: image}, threads),
         ort=ort_engine(plain, {plain.graph.input[0].name: image}, threads),
         torch=torch_engine(_eager, builder, outputs, image),

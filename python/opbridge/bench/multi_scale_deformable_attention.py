@@ -15,23 +15,28 @@ import functools
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, export_once, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import (F32, I64, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, sized,
+                                    torch_engine)
 
-SHAPES = [(100, 150), (50, 75), (25, 38), (13, 19)]
 HEADS, CHANNELS, POINTS = 8, 32, 4
-VALUES = sum(h * w for h, w in SHAPES)
+
+
+def _shapes() -> list[tuple[int, int]]:
+    """The levels' (height, width)."""
+    return sized([(100, 150), (50, 75), (25, 38), (13, 19)], [(10, 15), (5, 8), (3, 4), (2, 2)])
 
 
 def _inputs(queries: int, salt: int) -> dict:
     rng = data_rng(salt)
-    levels = len(SHAPES)
+    shapes = _shapes()
+    levels, values = len(shapes), sum(h * w for h, w in shapes)
     logits = rng.standard_normal((1, queries, HEADS, levels * POINTS)).astype(np.float32)
     weights = np.exp(logits - logits.max(-1, keepdims=True))
     weights /= weights.sum(-1, keepdims=True)
     return {
-        "value": rng.standard_normal((1, VALUES, HEADS, CHANNELS), dtype=np.float32),
-        "spatial_shapes": np.array(SHAPES, np.int64),
-        "level_start_index": np.cumsum([0] + [h * w for h, w in SHAPES][:-1]).astype(np.int64),
+        "value": rng.standard_normal((1, values, HEADS, CHANNELS), dtype=np.float32),
+        "spatial_shapes": np.array(shapes, np.int64),
+        "level_start_index": np.cumsum([0] + [h * w for h, w in shapes][:-1]).astype(np.int64),
         "sampling_locations": rng.uniform(-0.05, 1.05, (1, queries, HEADS, levels, POINTS, 2)).astype(np.float32),
         "attention_weights": weights.reshape(1, queries, HEADS, levels, POINTS).astype(np.float32),
     }
@@ -42,8 +47,7 @@ def _pure_eager(value, locations, weights):
 
     from opbridge.ops.multi_scale_deformable_attention import multi_scale_deformable_attention_pytorch
 
-    return multi_scale_deformable_attention_pytorch(
-        torch.from_numpy(value), SHAPES, torch.from_numpy(locations), torch.from_numpy(weights))
+    return multi_scale_deformable_attention_pytorch(as_tensor(value), _shapes(), as_tensor(locations), as_tensor(weights))
 
 
 def _export_pure(queries: int):
@@ -55,9 +59,11 @@ def _export_pure(queries: int):
 
         from opbridge.ops.multi_scale_deformable_attention import multi_scale_deformable_attention_pytorch
 
+        shapes = _shapes()
+
         class Pure(torch.nn.Module):
             def forward(self, value, sampling_locations, attention_weights):
-                return multi_scale_deformable_attention_pytorch(value, SHAPES, sampling_locations, attention_weights)
+                return multi_scale_deformable_attention_pytorch(value, shapes, sampling_locations, attention_weights)
 
         feeds = _inputs(queries, 0)
         args = tuple(torch.from_numpy(feeds[k]) for k in ("value", "sampling_locations", "attention_weights"))
@@ -67,8 +73,12 @@ def _export_pure(queries: int):
     return export
 
 
-def _msda_cases(name: str, queries: int, salt: int, threads: int) -> list[Case]:
+def _msda_cases(name: str, queries: int | None, salt: int, threads: int) -> list[Case]:
+    """The cases of `queries` queries (None: one per value row, the encoder's)."""
     import onnx
+
+    if queries is None:
+        queries = sum(h * w for h, w in _shapes())
 
     feeds = _inputs(queries, salt)
     inputs = [("value", F32, feeds["value"].shape), ("spatial_shapes", I64, feeds["spatial_shapes"].shape),
@@ -88,6 +98,6 @@ def _msda_cases(name: str, queries: int, salt: int, threads: int) -> list[Case]:
 
 
 WORKLOADS = {
-    "msda.encoder": functools.partial(_msda_cases, "msda.encoder", VALUES, 71),
-    "msda.decoder": functools.partial(_msda_cases, "msda.decoder", 900, 72),
+    "msda.encoder": functools.partial(_msda_cases, "msda.encoder", None, 71),
+    "msda.decoder": lambda threads: _msda_cases("msda.decoder", sized(900, 30), 72, threads),
 }

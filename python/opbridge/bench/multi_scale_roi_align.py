@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import (F32, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, sized,
+                                    torch_engine)
 
 IMAGE = (800, 1216)  # (height, width)
 STRIDES = (4, 8, 16, 32)
@@ -28,7 +29,8 @@ OUT, SAMPLING = 7, 2
 def _features() -> list[np.ndarray]:
     """The FPN maps of an 800x1216 image, strides 4 to 32: [1, 256, 200, 304] ... [1, 256, 25, 38]."""
     rng = data_rng(51)
-    return [rng.standard_normal((1, 256, IMAGE[0] // s, IMAGE[1] // s), dtype=np.float32) for s in STRIDES]
+    channels = sized(256, 8)
+    return [rng.standard_normal((1, channels, IMAGE[0] // s, IMAGE[1] // s), dtype=np.float32) for s in STRIDES]
 
 
 def _boxes(count: int) -> np.ndarray:
@@ -40,6 +42,10 @@ def _boxes(count: int) -> np.ndarray:
     x1 = rng.uniform(0, IMAGE[1] - w)
     y1 = rng.uniform(0, IMAGE[0] - h)
     return np.stack([x1, y1, x1 + w, y1 + h], axis=1).astype(np.float32)
+
+
+def _box_count() -> int:
+    return sized(1000, 50)
 
 
 def _pooler():
@@ -73,7 +79,7 @@ def _plain_export(exporter: str):
 
         import torch
 
-        args = _torch_args(_features(), _boxes(1000))
+        args = _torch_args(_features(), _boxes(_box_count()))
         names = [f"f{k}" for k in range(len(NAMES))] + ["boxes"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -102,11 +108,11 @@ def roi_align_multilevel(threads: int) -> list[Case]:
     """roi_align.multilevel: 1000 boxes of sides 16..512 on the 4 FPN maps of an 800x1216 image."""
     import onnx
 
-    features, boxes = _features(), _boxes(1000)
+    features, boxes = _features(), _boxes(_box_count())
     rois = np.concatenate([np.zeros((len(boxes), 1), np.float32), boxes], axis=1)
     inputs = [("rois", F32, list(rois.shape))] + [(f"f{k}", F32, list(f.shape)) for k, f in enumerate(features)]
     ours = one_node_model(
-        "MultiScaleRoiAlign", inputs, [("output", F32, [len(rois), 256, OUT, OUT])], domain="opbridge",
+        "MultiScaleRoiAlign", inputs, [("output", F32, [len(rois), features[0].shape[1], OUT, OUT])], domain="opbridge",
         output_height=OUT, output_width=OUT, sampling_ratio=SAMPLING, spatial_scales=[1.0 / s for s in STRIDES],
         canonical_scale=224, canonical_level=4, aligned=0,
     )

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, as_tensor, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, I64, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
-BOXES = 20000
-CLASSES = 80
 OBJECTS = 300
 INT64_MAX = 9223372036854775807
+
+
+def sizes() -> tuple[int, int]:
+    """(boxes, classes) of the workloads: 20000 and 80 (a smoke run: 2000 and 8)."""
+    return sized((20000, 80), (2000, 8))
 
 
 def proposals(count: int, salt: int) -> np.ndarray:
@@ -66,10 +69,11 @@ def _torchvision_nms(boxes, scores, iou):
 
 def nms_single(threads: int) -> list[Case]:
     """nms.single: 20000 proposals, one class, iou 0.5."""
-    boxes, scores = proposals(BOXES, 21), data_rng(22).uniform(0, 1, BOXES).astype(np.float32)
-    ours = one_node_model("Nms", [("boxes", F32, [BOXES, 4]), ("scores", F32, [BOXES])], [("keep", I64, ["K"])],
+    count, _ = sizes()
+    boxes, scores = proposals(count, 21), data_rng(22).uniform(0, 1, count).astype(np.float32)
+    ours = one_node_model("Nms", [("boxes", F32, [count, 4]), ("scores", F32, [count])], [("keep", I64, ["K"])],
                           domain="opbridge", iou_threshold=0.5)
-    builtin = _ort_nms_model([1, BOXES, 4], [1, 1, BOXES], INT64_MAX, 0.5, None)
+    builtin = _ort_nms_model([1, count, 4], [1, 1, count], INT64_MAX, 0.5, None)
     return [Case(
         name="nms.single",
         opbridge=ort_engine(ours, {"boxes": boxes, "scores": scores}, threads),
@@ -111,7 +115,8 @@ def _torchvision_batched(boxes, scores, iou, score_threshold, max_per_class):
 
 def nms_batched(threads: int) -> list[Case]:
     """nms.batched: boxes [1, 20000, 4], scores [1, 80, 20000], iou 0.5, score 0.05, 100 per class."""
-    boxes, scores = proposals(BOXES, 23)[None], class_scores(CLASSES, BOXES, 24)[None]
+    count, classes = sizes()
+    boxes, scores = proposals(count, 23)[None], class_scores(classes, count, 24)[None]
     ours = one_node_model("MulticlassNms", [("boxes", F32, list(boxes.shape)), ("scores", F32, list(scores.shape))],
                           [("selected", I64, ["K", 3])], domain="opbridge", iou_threshold=0.5, score_threshold=0.05,
                           max_output_boxes_per_class=100)

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, I64, Case, as_tensor, one_node_model, ort_engine, sized, torch_engine
 from opbridge.bench.nms import class_scores, proposals
 
-BOXES = 2000
-CLASSES = 15
 
 
 def _eager(boxes, scores):
@@ -27,11 +25,12 @@ def _eager(boxes, scores):
 
     from opbridge.ops import nms_match
 
-    return nms_match(torch.from_numpy(boxes), torch.from_numpy(scores), 0.5, 0.05)
+    return nms_match(as_tensor(boxes), as_tensor(scores), 0.5, 0.05)
 
 
 def nms_match(threads: int) -> list[Case]:
-    boxes, scores = proposals(BOXES, 41)[None], class_scores(CLASSES, BOXES, 42)[None]
+    count, classes = sized((2000, 15), (300, 3))
+    boxes, scores = proposals(count, 41)[None], class_scores(classes, count, 42)[None]
     model = one_node_model(
         "NmsMatch",
         [("boxes", F32, list(boxes.shape)), ("scores", F32, list(scores.shape)), ("iou_threshold", F32, [1]),

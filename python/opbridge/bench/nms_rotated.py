@@ -14,23 +14,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, I64, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 from opbridge.bench.nms import class_scores
 
-BOXES = 2000
-CLASSES = 15
 OBJECTS = 200
 
 
-def rotated_boxes() -> np.ndarray:
+def rotated_boxes(count: int) -> np.ndarray:
     rng = data_rng(31)
     centres = rng.uniform(0, 1024, (OBJECTS, 2))
     sizes = rng.uniform(10, 120, (OBJECTS, 2))
     angles = rng.uniform(-np.pi / 2, np.pi / 2, OBJECTS)
-    pick = rng.integers(0, OBJECTS, BOXES)
-    centre = centres[pick] + rng.normal(0, 0.1, (BOXES, 2)) * sizes[pick]
-    size = sizes[pick] * np.exp(rng.normal(0, 0.1, (BOXES, 2)))
-    angle = angles[pick] + rng.normal(0, 0.1, BOXES)
+    pick = rng.integers(0, OBJECTS, count)
+    centre = centres[pick] + rng.normal(0, 0.1, (count, 2)) * sizes[pick]
+    size = sizes[pick] * np.exp(rng.normal(0, 0.1, (count, 2)))
+    angle = angles[pick] + rng.normal(0, 0.1, count)
     return np.concatenate([centre, size, angle[:, None]], axis=1).astype(np.float32)
 
 
@@ -39,11 +37,12 @@ def _eager(boxes, scores):
 
     from opbridge.ops import multiclass_nms_rotated
 
-    return multiclass_nms_rotated(torch.from_numpy(boxes), torch.from_numpy(scores), 0.1, 0.05)
+    return multiclass_nms_rotated(as_tensor(boxes), as_tensor(scores), 0.1, 0.05)
 
 
 def nms_rotated(threads: int) -> list[Case]:
-    boxes, scores = rotated_boxes()[None], class_scores(CLASSES, BOXES, 32)[None]
+    count, classes = sized((2000, 15), (300, 3))
+    boxes, scores = rotated_boxes(count)[None], class_scores(classes, count, 32)[None]
     model = one_node_model("MulticlassNmsRotated", [("boxes", F32, list(boxes.shape)), ("scores", F32, list(scores.shape))],
                            [("selected", I64, ["K", 3])], domain="opbridge", iou_threshold=0.1, score_threshold=0.05)
     return [Case(

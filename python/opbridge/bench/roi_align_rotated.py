@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
 SPATIAL_SCALE = 0.125
 
@@ -32,15 +32,16 @@ def _eager(feature, rois):
 
     from opbridge.ops import roi_align_rotated
 
-    return roi_align_rotated(torch.from_numpy(feature), torch.from_numpy(rois), 7, SPATIAL_SCALE, 2, True, False)
+    return roi_align_rotated(as_tensor(feature), as_tensor(rois), 7, SPATIAL_SCALE, 2, True, False)
 
 
 def roi_align_rotated(threads: int) -> list[Case]:
-    feature = data_rng(40).standard_normal((1, 256, 128, 128), dtype=np.float32)
-    rois = rotated_rois(1000)
+    channels, count = sized((256, 1000), (8, 50))
+    feature = data_rng(40).standard_normal((1, channels, 128, 128), dtype=np.float32)
+    rois = rotated_rois(count)
     model = one_node_model(
         "RoiAlignRotated", [("input", F32, feature.shape), ("rois", F32, rois.shape)],
-        [("output", F32, [1000, 256, 7, 7])], domain="opbridge", output_height=7, output_width=7,
+        [("output", F32, [count, channels, 7, 7])], domain="opbridge", output_height=7, output_width=7,
         spatial_scale=SPATIAL_SCALE, sampling_ratio=2, aligned=1, clockwise=0,
     )
     return [Case(

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, data_rng, export_once, one_node_model, ort_engine, torch_engine
-
-SHAPE = (8, 900, 32)
-
+from opbridge.bench.harness import F32, Case, as_tensor, data_rng, export_once, one_node_model, ort_engine, sized, torch_engine
 
 def _forward(q, k, v):
     import math
@@ -56,29 +53,28 @@ def _plain_export(exporter: str, feeds: dict):
     return export
 
 
-def _torch_attention(feeds):
-    import torch
-
-    return _forward(*(torch.from_numpy(feeds[n]) for n in ("q", "k", "v")))
+def _torch_attention(q, k, v):
+    return _forward(as_tensor(q), as_tensor(k), as_tensor(v))
 
 
 def attention_detr(threads: int) -> list[Case]:
     """attention.detr: q, k, v [8, 900, 32]."""
     import onnx
 
+    shape = sized((8, 900, 32), (2, 64, 16))
     rng = data_rng(90)
-    feeds = {n: rng.standard_normal(SHAPE, dtype=np.float32) for n in ("q", "k", "v")}
-    ours = one_node_model("ScaledDotProductAttentionTRT", [(n, F32, list(SHAPE)) for n in ("q", "k", "v")],
-                          [("output", F32, list(SHAPE)), ("attn", F32, [SHAPE[0], SHAPE[1], SHAPE[1]])],
+    feeds = {n: rng.standard_normal(shape, dtype=np.float32) for n in ("q", "k", "v")}
+    ours = one_node_model("ScaledDotProductAttentionTRT", [(n, F32, list(shape)) for n in ("q", "k", "v")],
+                          [("output", F32, list(shape)), ("attn", F32, [shape[0], shape[1], shape[1]])],
                           domain="mmdeploy")
     cases = []
     for exporter in ("dynamo", "legacy"):
         plain = onnx.load(str(export_once(f"attention_detr_plain_{exporter}", _plain_export(exporter, feeds))))
         cases.append(Case(
-            name=f"attention.detr {list(SHAPE)} vs {exporter} export",
+            name=f"attention.detr {list(shape)} vs {exporter} export",
             opbridge=ort_engine(ours, feeds, threads),
             ort=ort_engine(plain, feeds, threads),
-            torch=torch_engine(_torch_attention, feeds),
+            torch=torch_engine(_torch_attention, feeds["q"], feeds["k"], feeds["v"]),
         ))
     return cases
 

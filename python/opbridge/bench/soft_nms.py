@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I64, Case, data_rng, one_node_model, ort_engine, torch_engine
+from opbridge.bench.harness import F32, I64, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
 
 
-def _dense_boxes() -> tuple[np.ndarray, np.ndarray]:
-    """5000 boxes jittered around 500 centres of an 800x1216 image, uniform scores."""
+def _dense_boxes(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """`count` boxes (a multiple of 10) jittered around count / 10 centres of an 800x1216 image,
+    uniform scores."""
     rng = data_rng(5)
-    centres = rng.uniform([0, 0], [1216, 800], (500, 2))
-    sizes = rng.uniform(32, 256, (500, 2))
-    centre = np.repeat(centres, 10, axis=0) + rng.normal(0, 0.1, (5000, 2)) * np.repeat(sizes, 10, axis=0)
-    size = np.repeat(sizes, 10, axis=0) * np.exp(rng.normal(0, 0.1, (5000, 2)))
+    centres = rng.uniform([0, 0], [1216, 800], (count // 10, 2))
+    sizes = rng.uniform(32, 256, (count // 10, 2))
+    centre = np.repeat(centres, 10, axis=0) + rng.normal(0, 0.1, (count, 2)) * np.repeat(sizes, 10, axis=0)
+    size = np.repeat(sizes, 10, axis=0) * np.exp(rng.normal(0, 0.1, (count, 2)))
     boxes = np.concatenate([centre - size / 2, centre + size / 2], axis=1)
     boxes = np.clip(boxes, 0, [1216, 800, 1216, 800])
-    order = rng.permutation(5000)
-    scores = rng.uniform(0, 1, 5000)
+    order = rng.permutation(count)
+    scores = rng.uniform(0, 1, count)
     return boxes[order].astype(np.float32), scores.astype(np.float32)
-
-
-
 
 
 def _eager_soft_nms(boxes, scores, method):
@@ -29,17 +27,18 @@ def _eager_soft_nms(boxes, scores, method):
 
     from opbridge.ops import soft_nms
 
-    return soft_nms(torch.from_numpy(boxes), torch.from_numpy(scores), 0.3, 0.5, 1e-3, method)
+    return soft_nms(as_tensor(boxes), as_tensor(scores), 0.3, 0.5, 1e-3, method)
 
 
 def soft_nms_dense(threads: int) -> list[Case]:
     """soft_nms.dense: 5000 boxes, linear and gaussian. No competitor exists (neither ORT nor
     PyTorch has soft-NMS): opbridge's own eager PyTorch op is run once, untimed, as the check."""
-    boxes, scores = _dense_boxes()
+    count = sized(5000, 300)
+    boxes, scores = _dense_boxes(count)
     cases = []
     for method in ("linear", "gaussian"):
         model = one_node_model(
-            "SoftNonMaxSuppression", [("boxes", F32, [5000, 4]), ("scores", F32, [5000])],
+            "SoftNonMaxSuppression", [("boxes", F32, [count, 4]), ("scores", F32, [count])],
             [("dets", F32, ["K", 5]), ("inds", I64, ["K"])], domain="opbridge",
             iou_threshold=0.3, sigma=0.5, min_score=1e-3, method={"linear": 1, "gaussian": 2}[method], offset=0,
         )

@@ -18,32 +18,38 @@ from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, I32, I64, Case, as_tensor, ort_engine, torch_engine
-from opbridge.bench.nms import BOXES, CLASSES, class_scores, proposals
+from opbridge.bench.harness import F32, I32, I64, Case, as_tensor, ort_engine, sized, torch_engine
+from opbridge.bench.nms import class_scores, proposals, sizes
 
-TOPK = 1000
-KEEP = 100
 IOU = 0.5
 SCORE = 0.05
+
+
+def _limits() -> tuple[int, int]:
+    """(topk, keep_topk): 1000 and 100 (a smoke run: 100 and 20)."""
+    return sized((1000, 100), (100, 20))
 
 
 def _ours_model():
     from onnx import helper
 
+    _, classes = sizes()
+    topk, keep = _limits()
     node = helper.make_node(
         "TrtBatchedNms", ["boxes", "scores"], ["dets", "labels"], domain="opbridge", background_label_id=-1,
-        num_classes=CLASSES, topk=TOPK, keep_topk=KEEP, score_threshold=SCORE, iou_threshold=IOU, is_normalized=0,
+        num_classes=classes, topk=topk, keep_topk=keep, score_threshold=SCORE, iou_threshold=IOU, is_normalized=0,
         clip_boxes=0)
-    return _model([node], "bench_trt_batched_nms", [("dets", F32, [1, KEEP, 5]), ("labels", I32, [1, KEEP])])
+    return _model([node], "bench_trt_batched_nms", [("dets", F32, [1, keep, 5]), ("labels", I32, [1, keep])])
 
 
 def _model(nodes, name, outputs, initializers=()):
     from onnx import helper
 
+    count, classes = sizes()
     graph = helper.make_graph(
         nodes, name,
-        [helper.make_tensor_value_info("boxes", F32, [1, BOXES, 1, 4]),
-         helper.make_tensor_value_info("scores", F32, [1, BOXES, CLASSES])],
+        [helper.make_tensor_value_info("boxes", F32, [1, count, 1, 4]),
+         helper.make_tensor_value_info("scores", F32, [1, count, classes])],
         [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs], list(initializers))
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("opbridge", 1)])
     model.ir_version = 8
@@ -53,6 +59,9 @@ def _model(nodes, name, outputs, initializers=()):
 def _builtin_model():
     """The pipeline in standard ONNX ops (see the module docstring)."""
     from onnx import helper
+
+    count, classes = sizes()
+    topk, keep = _limits()
 
     def const(name, values, dtype=I64):
         return helper.make_tensor(name, dtype, [len(values)], values)
@@ -78,9 +87,9 @@ def _builtin_model():
         n("Gather", ["det_class_rank", "col_0"], ["labels"], axis=1),             # [D, 1]
     ]
     initializers = [
-        const("boxes_shape", [BOXES, 4]), const("scores_shape", [BOXES, CLASSES]), const("topk", [TOPK]),
-        const("axis_1", [1]), const("max_output", [BOXES]), helper.make_tensor("iou", F32, [1], [IOU]),
-        helper.make_tensor("score", F32, [1], [SCORE]), const("cols_0_2", [0, 2]), const("keep", [KEEP]),
+        const("boxes_shape", [count, 4]), const("scores_shape", [count, classes]), const("topk", [topk]),
+        const("axis_1", [1]), const("max_output", [count]), helper.make_tensor("iou", F32, [1], [IOU]),
+        helper.make_tensor("score", F32, [1], [SCORE]), const("cols_0_2", [0, 2]), const("keep", [keep]),
         const("col_0", [0]),
     ]
     return _model(nodes, "bench_ort_batched_nms", [("dets", F32, ["D", 5]), ("labels", I64, ["D", 1])], initializers)
@@ -91,12 +100,13 @@ def _torchvision(boxes, scores):
     import torch
     import torchvision
 
+    topk, keep_topk = _limits()
     boxes, scores = as_tensor(boxes[0, :, 0]), as_tensor(scores[0])
-    top_scores, top_boxes = scores.t().topk(TOPK, dim=1)                      # [C, k]
+    top_scores, top_boxes = scores.t().topk(topk, dim=1)                      # [C, k]
     passing = top_scores > SCORE
-    classes = torch.arange(CLASSES, device=top_boxes.device)[:, None].expand_as(top_boxes)[passing]
+    classes = torch.arange(scores.shape[1], device=top_boxes.device)[:, None].expand_as(top_boxes)[passing]
     candidate_boxes, candidate_scores = boxes[top_boxes[passing]], top_scores[passing]
-    keep = torchvision.ops.batched_nms(candidate_boxes, candidate_scores, classes, IOU)[:KEEP]
+    keep = torchvision.ops.batched_nms(candidate_boxes, candidate_scores, classes, IOU)[:keep_topk]
     return torch.cat([candidate_boxes[keep], candidate_scores[keep, None]], 1), classes[keep]
 
 
@@ -105,12 +115,14 @@ def _eager(boxes, scores):
 
     from opbridge.ops import trt_batched_nms
 
-    return trt_batched_nms(as_tensor(boxes), as_tensor(scores), KEEP, IOU, SCORE, topk=TOPK)
+    topk, keep = _limits()
+    return trt_batched_nms(as_tensor(boxes), as_tensor(scores), keep, IOU, SCORE, topk=topk)
 
 
 def trt_batched_nms(threads: int) -> list[Case]:
-    boxes = proposals(BOXES, 23)[None, :, None]
-    scores = np.ascontiguousarray(class_scores(CLASSES, BOXES, 24).T[None])  # [1, S, C]
+    count, classes = sizes()
+    boxes = proposals(count, 23)[None, :, None]
+    scores = np.ascontiguousarray(class_scores(classes, count, 24).T[None])  # [1, S, C]
     feeds = {"boxes": boxes, "scores": scores}
     return [Case(
         name="trt_batched_nms",

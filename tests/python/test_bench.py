@@ -1,0 +1,63 @@
+"""The benchmark runs: every engine of every workload once, on the reduced inputs of a smoke run
+(`opbridge bench --smoke`), with the correctness check a timed run prints. Nothing is timed. A bench
+whose engines cannot run (the PyTorch engines once got tensors where they expected numpy arrays and
+11 of 19 op families crashed) fails here, not in a user's hands."""
+
+from __future__ import annotations
+
+import pytest
+
+from opbridge import bench
+from opbridge.bench import harness
+
+SLOW = {"detector.fasterrcnn", "detector.maskrcnn"}  # an export of a whole detector each: 20-30 s
+
+
+def _params():
+    return [pytest.param(w, marks=pytest.mark.slow) if w in SLOW else w for w in bench.WORKLOADS]
+
+
+@pytest.mark.parametrize("workload", _params())
+def test_every_engine_of_the_workload_runs_and_opbridge_matches_its_reference(workload, monkeypatch, tmp_path):
+    monkeypatch.setattr(harness, "SMOKE", True)
+    monkeypatch.setattr(harness, "CACHE", tmp_path)  # exports of this test only (xdist workers run in parallel)
+    rows = harness.smoke(bench.WORKLOADS, workload)
+    assert rows, f"{workload} built no case"
+    for row in rows:
+        assert row.errors == [], f"{row.case}: engines failed: {row.errors}"
+        assert row.check.startswith("ok"), f"{row.case}: check column {row.check!r}"
+
+
+def test_smoke_inputs_are_smaller_than_the_timed_ones():
+    """sized() gives the reduced inputs in a smoke run only."""
+    assert harness.sized(800, 160) == 800
+    from opbridge.bench.nms import sizes
+
+    full = sizes()
+    harness.SMOKE = True
+    try:
+        assert sizes() < full
+    finally:
+        harness.SMOKE = False
+
+
+def test_the_smoke_run_reports_a_failing_engine_and_a_mismatch(monkeypatch, capsys):
+    """A row fails on an engine's exception or a check that is not ok, and the run exits 1."""
+
+    def broken(threads):
+        def raises():
+            raise TypeError("expected np.ndarray (got Tensor)")
+
+        good = lambda: [harness.np.zeros(3, harness.np.float32)]  # noqa: E731
+        wrong = lambda: [harness.np.ones(3, harness.np.float32)]  # noqa: E731
+        return [harness.Case(name="raises", opbridge=good, ort=raises, torch=good),
+                harness.Case(name="differs", opbridge=good, torch=wrong)]
+
+    registry = {"broken": broken}
+    rows = harness.smoke(registry, "broken")
+    assert [r.passed for r in rows] == [False, False]
+    assert rows[0].errors == ["ort: TypeError: expected np.ndarray (got Tensor)"]
+    assert rows[1].check.startswith("MISMATCH")
+    assert harness.run(registry, ["broken"], 1, [1], memory=False, smoke_run=True) == 1
+    out = capsys.readouterr().out
+    assert "2 case(s) FAILED" in out and harness.SMOKE is False
