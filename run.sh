@@ -409,12 +409,18 @@ print("
 #   1. the op tests of every kernel that has a CUDA kernel with OPBRIDGE_TEST_CUDA_TWINS=1: each of
 #      their graphs also runs in a CUDA session and must give the CPU session's outputs and errors
 #      (tests/python/cuda_twins.py), plus tests/gpu (torchvision's detectors in a CUDA session);
-#   2. the same op tests (each parameter value once) under compute-sanitizer's memcheck, when
-#      compute-sanitizer is on PATH.
+#   2. the same op tests (each parameter value once) under each of compute-sanitizer's tools:
+#      memcheck (out-of-bounds and misaligned accesses, in every kernel the tests run), then
+#      racecheck (shared-memory hazards), initcheck (reads of device memory nothing wrote) and
+#      synccheck (barriers some threads of a block do not reach) in opbridge's kernels only
+#      (--kernel-name kns=opbridge: ORT's own kernels are not ours to fix).
+# Every step runs with OPBRIDGE_CUDA_SYNC=1: each launch is followed by a synchronization and a check
+# (kernels/cuda/launch.cuh), so a fault is reported against the kernel that made it, not as a generic
+# error of whatever ORT runs next.
 # OPBRIDGE_GPU_PYTHON: the Python to run them with (default .venv's); it needs onnxruntime-gpu,
-# PyTorch, torchvision and pytest. OPBRIDGE_GPU_STEPS: some of "twins detectors memcheck" (default
-# all three; a machine lent for minutes may run them one call at a time). Without a GPU or
-# onnxruntime-gpu it says why and exits 0.
+# PyTorch, torchvision and pytest. OPBRIDGE_GPU_STEPS: some of "twins detectors memcheck racecheck
+# initcheck synccheck" (default all; a machine lent for minutes may run them one call at a time).
+# Without a GPU or onnxruntime-gpu it says why and exits 0.
 run_gpu_tests() {
   cd "$ROOT"
   local python="${OPBRIDGE_GPU_PYTHON:-$VENV/bin/python}" blocker status=0 list files workers=()
@@ -431,7 +437,8 @@ run_gpu_tests() {
   if "$python" -c "import xdist" 2>/dev/null; then
     workers=(-n "${OPBRIDGE_GPU_WORKERS:-4}")
   fi
-  local steps="${OPBRIDGE_GPU_STEPS:-twins detectors memcheck}"
+  local steps="${OPBRIDGE_GPU_STEPS:-twins detectors memcheck racecheck initcheck synccheck}" tool
+  export OPBRIDGE_CUDA_SYNC=1
   if [[ " $steps " == *" twins "* ]]; then
     log "GPU tests: the CUDA twins over the op tests of ${#files[@]} kernels"
     OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest \
@@ -442,17 +449,20 @@ run_gpu_tests() {
     PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest tests/gpu -q -p no:cacheprovider \
       "${workers[@]}" "$@" || status=1
   fi
-  if [[ " $steps " == *" memcheck "* ]]; then
-    if command -v compute-sanitizer >/dev/null; then
-      log "GPU tests under compute-sanitizer memcheck (the op tests, each parameter value once)"
-      OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer \
-        --tool memcheck --error-exitcode 99 --print-limit 20 "$python" -m pytest "${files[@]}" -q \
-        -p no:cacheprovider -p no:xdist --each-value-once || status=1
-    else
-      log "FAILED: compute-sanitizer is not on PATH (the CUDA toolkit's; OPBRIDGE_GPU_STEPS=\"twins detectors\" leaves the memcheck run out)"
+  for tool in memcheck racecheck initcheck synccheck; do
+    [[ " $steps " == *" $tool "* ]] || continue
+    if ! command -v compute-sanitizer >/dev/null; then
+      log "FAILED: compute-sanitizer is not on PATH (the CUDA toolkit's; OPBRIDGE_GPU_STEPS=\"twins detectors\" leaves the sanitizer runs out)"
       status=1
+      break
     fi
-  fi
+    local only_ours=()
+    [ "$tool" = memcheck ] || only_ours=(--kernel-name kns=opbridge)
+    log "GPU tests under compute-sanitizer $tool (the op tests, each parameter value once)"
+    OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer \
+      --tool "$tool" "${only_ours[@]}" --error-exitcode 99 --print-limit 20 "$python" -m pytest "${files[@]}" -q \
+      -p no:cacheprovider -p no:xdist --each-value-once || status=1
+  done
   [ "$status" -eq 0 ] && log "every GPU test passed" || log "FAILED: see above"
   return "$status"
 }

@@ -12,8 +12,10 @@
 #                                   finds it (a machine idle 30 s is given back: call again at once)
 #   tools/gpu_device.sh run [STEPS] there, the last call (carrying .cache/gpu-device/rest.tar.xz):
 #                                   rebuilds onnxruntime-gpu under /tmp/gpu-device/site and runs
-#                                   ./run.sh test-gpu (STEPS: some of "twins detectors memcheck bench",
-#                                   default all) with the carried library; the bench table goes to
+#                                   ./run.sh test-gpu (STEPS: some of "twins detectors memcheck racecheck
+#                                   initcheck synccheck smoke bench", default all) with the carried
+#                                   library; smoke runs every CUDA workload's engines once on reduced
+#                                   inputs (opbridge bench --smoke --device cuda); the bench table goes to
 #                                   $OUT/bench.txt when $OUT is set
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,7 +55,7 @@ stash() {
 }
 
 run() {
-  local steps="${1:-twins detectors memcheck bench}" status=0
+  local steps="${1:-twins detectors memcheck racecheck initcheck synccheck smoke bench}" status=0
   mkdir -p "$THERE"
   tar -C "$THERE" -xJf "$HERE/rest.tar.xz"
   local capi
@@ -64,8 +66,13 @@ run() {
   export OPBRIDGE_NO_BUILD=1 OPBRIDGE_GPU_WORKERS="${OPBRIDGE_GPU_WORKERS:-8}"
   nvidia-smi -L || true
   local tests="${steps//bench/}"
+  tests="${tests//smoke/}"
   if [ -n "${tests// /}" ]; then
     OPBRIDGE_GPU_STEPS="$tests" "$ROOT/run.sh" test-gpu || status=1
+  fi
+  if [[ " $steps " == *" smoke "* ]]; then
+    PYTHONPATH="$ROOT/python:$PYTHONPATH" OPBRIDGE_CUDA_SYNC=1 python3 -m opbridge bench --device cuda --smoke \
+      | tee "${OUT:-$THERE}/smoke.txt" || status=1
   fi
   if [[ " $steps " == *" bench "* ]]; then
     PYTHONPATH="$ROOT/python:$PYTHONPATH" python3 -m opbridge bench --device cuda --runs 20 --threads 1 \

@@ -33,20 +33,32 @@ def library_path() -> str:
 
 
 def library_info() -> dict:
-    """What the library build holds (its OpbridgeLibraryInfo): {"version": ..., "cuda": bool, and
-    with CUDA "cuda_architectures": the GPU architectures its CUDA kernels are compiled for}. A
-    CUDA build registers a CUDA twin of each identity that has a CUDA kernel (manifest
-    cuda_identities, `opbridge ops`) for ORT's CUDA execution provider; it needs nothing of CUDA
-    until a session runs such a node on a GPU."""
+    """What the library build holds and registers here (its OpbridgeLibraryInfo): {"version": ...,
+    "cuda": whether it has CUDA kernels, with CUDA "cuda_architectures": the GPU architectures they
+    are compiled for, "cuda_twins": whether this machine registers them, and if not
+    "cuda_twins_blocker": why}. A CUDA build registers a CUDA twin of each identity that has a CUDA
+    kernel (manifest cuda_identities, `opbridge ops`) for ORT's CUDA execution provider where the
+    NVIDIA driver can run its CUDA runtime (one for the same CUDA major version or newer); elsewhere
+    every node runs on the CPU, as with a CPU-only build. It initializes nothing of CUDA until a
+    session runs such a node on a GPU."""
     import ctypes
 
     library = ctypes.CDLL(library_path())
     try:
         info = library.OpbridgeLibraryInfo
     except AttributeError:  # a library from before the function existed: a CPU-only build
-        return {"version": "unknown", "cuda": False}
+        return {"version": "unknown", "cuda": False, "cuda_twins": False,
+                "cuda_twins_blocker": "the library was built without CUDA kernels"}
     info.restype = ctypes.c_char_p
     return json.loads(info().decode())
+
+
+def cuda_twins_blocker() -> str:
+    """Why this library registers no CUDA kernels on this machine, or "" when it does."""
+    info = library_info()
+    if not info["cuda"]:
+        return "the library was built without CUDA kernels"
+    return info.get("cuda_twins_blocker", "")
 
 
 CPU = "CPUExecutionProvider"
@@ -79,10 +91,13 @@ def _check_providers(providers) -> list:
                 f"{CUDA} was asked for, but this onnxruntime ({ort.__version__}) has no CUDA execution provider: "
                 "install onnxruntime-gpu instead of onnxruntime (pip install onnxruntime-gpu)")
         preload_cuda_libraries()
-        if not library_info()["cuda"]:
-            warnings.warn(f"{library_path()} was built without CUDA kernels: every opbridge node of the model runs on "
-                          "the CPU, with copies to and from the GPU around it. Build it with ./run.sh build (or "
-                          "-DOPBRIDGE_CUDA=ON) for the CUDA kernels.", stacklevel=3)
+        blocker = cuda_twins_blocker()
+        if blocker:
+            advice = ("Build it with ./run.sh build (or -DOPBRIDGE_CUDA=ON) for the CUDA kernels."
+                      if not library_info()["cuda"] else "")
+            warnings.warn(f"{library_path()} registers no CUDA kernels here ({blocker}): every opbridge node of the "
+                          f"model runs on the CPU, with copies to and from the GPU around it. {advice}".rstrip(),
+                          stacklevel=3)
     if CPU not in names:
         providers.append(CPU)
     return providers

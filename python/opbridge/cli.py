@@ -55,7 +55,22 @@ def _cmd_ops(args) -> int:
         ins = ", ".join(t.name for t in op.inputs)
         outs = ", ".join(t.name for t in op.outputs)
         print(f"{identity:<{names}}{op.kernel:<{width}}{'+'.join(op.providers(identity)):<11}({ins}) -> ({outs})")
+    print(f"\nCUDA kernels on this machine: {_cuda_twins_line()}")
     return 0
+
+
+def _cuda_twins_line() -> str:
+    """Whether the library found here registers its CUDA kernels (the CUDA of the providers column)."""
+    from opbridge._library import cuda_twins_blocker, library_path
+
+    try:
+        path = library_path()
+        blocker = cuda_twins_blocker()
+    except (FileNotFoundError, OSError) as err:
+        return f"unknown: the library could not be loaded ({err})"
+    if blocker:
+        return f"not registered by {path}: {blocker}; every node runs on the CPU"
+    return f"registered by {path} for ONNX Runtime's CUDA execution provider"
 
 
 def _cmd_check(args) -> int:

@@ -2,11 +2,12 @@
 
 #include <cmath>
 
+#include "kernels/shared/roi_align_sampling.h"
+
 namespace opbridge {
 
 Status CheckRoiSampleBudget(int64_t roi, int64_t grid_h, int64_t grid_w, int64_t out_h, int64_t out_w) {
-  const bool axis_ok = grid_h <= kRoiAlignMaxAxisSamples / out_h && grid_w <= kRoiAlignMaxAxisSamples / out_w;
-  if (!axis_ok || (out_h * grid_h) * (out_w * grid_w) > kRoiAlignMaxRoiSamples) {
+  if (!shared::WithinSampleBudget(grid_h, grid_w, out_h, out_w)) {
     return Status::Error("roi ", roi, " needs a ", grid_h, "x", grid_w, " sampling grid per bin, ",
                          "more than 2^20 sample rows or columns or 2^31 samples per roi (output ", out_h,
                          "x", out_w, "); pass a smaller positive sampling_ratio");
@@ -45,10 +46,7 @@ Status CheckRoiAlignShapes(const Shape& input, const Shape& rois) {
 Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int64_t row_size) {
   for (int64_t r = 0; r < num_rois; ++r) {
     const float b = rois[r * row_size];
-    // Like torchvision and mmcv, the index is truncated toward zero, so the valid values are
-    // (-1, N), and none when N = 0 ((-1, 0) truncates to 0, which is not an image then). A NaN
-    // fails both comparisons and is rejected too.
-    if (batch == 0 || !(b > -1.0f && b < static_cast<float>(batch))) {
+    if (!shared::IsRoiBatchIndex(b, batch)) {
       return Status::Error("rois[", r, ", 0] is the batch index and must lie in [0, ", batch,
                            ") after truncation toward zero, got ", b);
     }

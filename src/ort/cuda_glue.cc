@@ -7,6 +7,10 @@ namespace opbridge::ort {
 Status GetCudaContext(const OrtApi& api, OrtKernelContext* ctx, CudaContext* cuda) {
   void* stream = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetGPUComputeStream(ctx, &stream)));
+  if (stream == nullptr) {
+    return Status::Error("ONNX Runtime gave the node no CUDA compute stream; the CUDA kernel launches only on "
+                         "the session's stream");
+  }
   cuda->stream = static_cast<cuda::Stream>(stream);
   size_t inputs = 0;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetInputCount(ctx, &inputs)));
@@ -25,6 +29,37 @@ Status GetCudaContext(const OrtApi& api, OrtKernelContext* ctx, CudaContext* cud
   }
   if (!found) return Status::Error("internal error: no input of the CUDA kernel is in CUDA device memory");
   return cuda::SetDevice(cuda->device);
+}
+
+CudaScratchAllocator::~CudaScratchAllocator() {
+  if (allocator_ != nullptr) api_.ReleaseAllocator(allocator_);
+  if (info_ != nullptr) api_.ReleaseMemoryInfo(info_);
+}
+
+Status CudaScratchAllocator::Open() {
+  if (allocator_ != nullptr) return Status::Ok();
+  OPBRIDGE_RETURN_IF_ERROR(
+      FromOrtStatus(api_, api_.CreateMemoryInfo("Cuda", OrtArenaAllocator, device_, OrtMemTypeDefault, &info_)));
+  return FromOrtStatus(api_, api_.KernelContext_GetAllocator(ctx_, info_, &allocator_));
+}
+
+void* CudaScratchAllocator::Allocate(size_t bytes) {
+  void* probe = nullptr;
+  if (OrtStatus* status = api_.AllocatorAlloc(allocator_, bytes, &probe)) {
+    api_.ReleaseStatus(status);
+    return nullptr;  // the caller reports "could not allocate"
+  }
+  if (OrtStatus* status = api_.AllocatorFree(allocator_, probe)) api_.ReleaseStatus(status);
+  void* data = nullptr;
+  if (OrtStatus* status = api_.KernelContext_GetScratchBuffer(ctx_, info_, bytes, &data)) {
+    api_.ReleaseStatus(status);
+    return nullptr;
+  }
+  return data;
+}
+
+void CudaScratchAllocator::Free(void* data) {
+  if (OrtStatus* status = api_.AllocatorFree(allocator_, data)) api_.ReleaseStatus(status);
 }
 
 }  // namespace opbridge::ort

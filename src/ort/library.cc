@@ -19,6 +19,9 @@
 #include "opbridge/opbridge_ort.h"
 #include "ort/op_adapter.h"
 #include "ort/registration.h"
+#ifdef OPBRIDGE_WITH_CUDA
+#include "kernels/cuda/cuda_status.h"
+#endif
 
 namespace opbridge::ort {
 namespace {
@@ -44,9 +47,26 @@ bool HasOptionalInputInTheMiddle(const OpSchema& schema) {
   return false;
 }
 
+// Why this process registers no CUDA twins, or "" when it does; decided once. The twins link a
+// static CUDA runtime that needs a driver for its major version: on a machine whose driver is older
+// (or that has none) every node placed on the CUDA execution provider would fail to launch, where
+// without the twins it runs on the CPU as in a CPU-only build. Only the driver's version is asked
+// (cuDriverGetVersion, no cuInit): initializing CUDA here, in every process that registers the
+// library, CPU sessions included, would leave a process that forks unable to use CUDA in its children.
+// Whether a device exists is left to ORT, which creates no CUDA session without one.
+const std::string& CudaTwinsBlocker() {
+#ifdef OPBRIDGE_WITH_CUDA
+  static const std::string blocker = cuda::CudaTwinsBlocker(cuda::DriverCudaVersion(), cuda::RuntimeCudaVersion());
+#else
+  static const std::string blocker = "the library was built without CUDA kernels";
+#endif
+  return blocker;
+}
+
 Status BuildDomains(const OrtApi& api, int runtime_minor, std::vector<OrtCustomOpDomain*>* domains) {
   std::vector<std::string> names;
   for (const RegisteredOp& entry : RegisteredOps()) {
+    if (std::strcmp(entry.provider, "CUDA") == 0 && !CudaTwinsBlocker().empty()) continue;
     // ORT 1.21 to 1.23 dereference a null type while preparing a custom op's shape inference
     // for a node whose absent optional input is followed by another (DeformConv2d without mask,
     // with bias): a segfault at session creation (fixed in 1.24). Such ops get no shape
@@ -114,7 +134,14 @@ OrtStatus* Register(OrtSessionOptions* options, const OrtApiBase* api_base) {
 #endif
 
 extern "C" OPBRIDGE_EXPORT const char* OpbridgeLibraryInfo(void) {
-  return "{\"version\": \"" OPBRIDGE_VERSION "\", \"cuda\": " OPBRIDGE_CUDA_INFO "}";
+  // "cuda_twins": whether this process registers the CUDA kernels for ORT's CUDA execution provider,
+  // and if not, "cuda_twins_blocker" says why (library.cc: CudaTwinsBlocker).
+  static const std::string info = [] {
+    const std::string& blocker = opbridge::ort::CudaTwinsBlocker();
+    return std::string("{\"version\": \"" OPBRIDGE_VERSION "\", \"cuda\": " OPBRIDGE_CUDA_INFO ", \"cuda_twins\": ") +
+           (blocker.empty() ? "true" : "false, \"cuda_twins_blocker\": \"" + blocker + "\"") + "}";
+  }();
+  return info.c_str();
 }
 
 extern "C" OPBRIDGE_EXPORT OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,

@@ -400,13 +400,7 @@ void OrtScratchAllocator::Free(void* data) {
 Status OrtScratchAllocator::Open() {
   if (allocator_ != nullptr) return Status::Ok();
   OrtMemoryInfo* info = nullptr;
-  if (cuda_device_ >= 0) {
-    OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(
-        api_, api_.CreateMemoryInfo("Cuda", OrtArenaAllocator, cuda_device_, OrtMemTypeDefault, &info)));
-  } else {
-    OPBRIDGE_RETURN_IF_ERROR(
-        FromOrtStatus(api_, api_.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &info)));
-  }
+  OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api_, api_.CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &info)));
   Status status = FromOrtStatus(api_, api_.KernelContext_GetAllocator(ctx_, info, &allocator_));
   api_.ReleaseMemoryInfo(info);
   return status;

@@ -130,13 +130,12 @@ Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, co
                       void** data);
 
 // Scratch memory for one Compute call from the session's CPU allocator (ORT's arena reuses it
-// across calls), or with cuda_device >= 0 from its CUDA allocator for that device (a CUDA twin's
-// device scratch: no cudaMalloc per call), as the kernels' ScratchAllocator. Open() once before
-// use; then Allocate and Free may be called from any task (ORT's allocator is thread-safe).
+// across calls), as the kernels' ScratchAllocator. Open() once before use; then Allocate and Free may
+// be called from any task (ORT's allocator is thread-safe). A CUDA twin's device scratch comes from
+// CudaScratchAllocator (ort/cuda_glue.h), which ties it to the compute stream.
 class OrtScratchAllocator final : public ScratchAllocator {
  public:
-  OrtScratchAllocator(const OrtApi& api, OrtKernelContext* ctx, int cuda_device = -1)
-      : api_(api), ctx_(ctx), cuda_device_(cuda_device) {}
+  OrtScratchAllocator(const OrtApi& api, OrtKernelContext* ctx) : api_(api), ctx_(ctx) {}
   ~OrtScratchAllocator() override;
   OrtScratchAllocator(const OrtScratchAllocator&) = delete;
   OrtScratchAllocator& operator=(const OrtScratchAllocator&) = delete;
@@ -151,7 +150,6 @@ class OrtScratchAllocator final : public ScratchAllocator {
  private:
   const OrtApi& api_;
   OrtKernelContext* ctx_;
-  int cuda_device_;
   OrtAllocator* allocator_ = nullptr;
 };
 

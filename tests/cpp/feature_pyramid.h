@@ -32,8 +32,8 @@ inline Pyramid MakePyramid(size_t count, int64_t batch, int64_t channels, unsign
   return p;
 }
 
-// The multi-level RoIAlign CUDA kernel's code, run on the host: every output element of every
-// launch (shared::kMaxFeatureMaps maps each) as the CUDA glue makes them. Elements no launch
+// The multi-level RoIAlign CUDA kernel's code, run on the host: per launch (shared::kMaxFeatureMaps
+// maps each, as the CUDA glue makes them) the RoIs' plans, then every output element. Elements no launch
 // writes keep -1.
 inline std::vector<float> RunLeveledRoiAlignDeviceCode(const RoiAlignParams& p, const std::vector<FeatureLevel>& levels,
                                                        const std::vector<float>& scales,
@@ -51,8 +51,12 @@ inline std::vector<float> RunLeveledRoiAlignDeviceCode(const RoiAlignParams& p, 
   for (int64_t first = 0; first < total; first += shared::kMaxFeatureMaps) {
     const shared::FeatureMaps maps =
         shared::FeatureMapsFrom(first, total, data.data(), heights.data(), widths.data(), scales.data());
-    for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
-      shared::LeveledRoiAlignElement(p, maps, leveling, batch, channels, rois.data(), i, out.data());
+    std::vector<shared::RoiPlan> plans;  // the plan kernel: a thread per RoI
+    for (int64_t r = 0; r < num_rois; ++r) {
+      plans.push_back(shared::MakeLeveledRoiPlan(p, maps, leveling, batch, rois.data() + 5 * r));
+    }
+    for (int32_t i = 0; i < static_cast<int32_t>(out.size()); ++i) {  // the element kernel, 32-bit indices
+      shared::LeveledRoiAlignElement<int32_t>(p, plans.data(), maps, channels, i, out.data());
     }
   }
   return out;

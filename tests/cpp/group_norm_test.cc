@@ -182,36 +182,42 @@ TEST(GroupNorm, BlockAndChunkPathsAgreeBitForBit) {
   ASSERT_EQ(0, std::memcmp(a.data(), b.data(), b.size() * sizeof(float)));
 }
 
-// The CUDA kernel's three steps (lane sums, block statistics, values), run on the host thread by
-// thread: the CPU kernel's bits, for small and multi-chunk blocks with tails, a large mean, no
-// affine, non-finite values and one value per group.
+// The CUDA kernel's three steps (a warp's lane sums per chunk, combined; per block the statistics and
+// its channels' norms; the values), run on the host thread by thread: the CPU kernel's bits, for small
+// and multi-chunk blocks with partial chunks and rows, a large mean, no affine, non-finite values and
+// one value per group.
 TEST(GroupNormDeviceCode, MatchesTheCpuKernelBitForBit) {
   Problem nonfinite = RandomProblem(2, 4, 37, 2, 9);
   nonfinite.input[5] = std::numeric_limits<float>::infinity();
   nonfinite.input[80] = std::numeric_limits<float>::quiet_NaN();
   const Problem problems[] = {RandomProblem(3, 16, 50, 4, 1), RandomProblem(1, 6, 30001, 3, 2),
                               RandomProblem(2, 8, 333, 8, 3, 1e4), RandomProblem(2, 3, 17, 1, 5, 0.0, false),
-                              RandomProblem(4, 5, 1, 5, 6), nonfinite};
+                              RandomProblem(4, 5, 1, 5, 6), RandomProblem(1, 2, 2048, 1, 7), nonfinite};
   for (const Problem& p : problems) {
     const float epsilon = 1e-5f;
     const auto cpu = RunGroupNorm(p, epsilon, SerialTaskRunner());
-    const int64_t block_size = p.layout.channels / p.groups * p.layout.spatial;
+    const int64_t cpg = p.layout.channels / p.groups, block_size = cpg * p.layout.spatial;
     const int64_t blocks = p.layout.batch * p.groups;
-    const int64_t chunks = (block_size + shared::kNormChunk - 1) / shared::kNormChunk;
-    std::vector<shared::Moments> lanes(static_cast<size_t>(blocks * chunks * shared::kNormLanes));
-    for (int64_t t = 0; t < static_cast<int64_t>(lanes.size()); ++t) {
-      lanes[t] = shared::GroupNormLaneStep(p.input.data(), block_size, chunks, t);
-    }
-    std::vector<shared::BlockStats> stats(static_cast<size_t>(blocks));
-    for (int64_t b = 0; b < blocks; ++b) {
-      stats[b] = shared::GroupNormStatsStep(p.input.data(), block_size, chunks, lanes.data(), epsilon, b);
+    const int64_t chunks_per_block = (block_size + shared::kNormChunk - 1) / shared::kNormChunk;
+    std::vector<shared::Moments> chunk_moments;
+    for (int64_t chunk = 0; chunk < blocks * chunks_per_block; ++chunk) {  // step 1: a warp per chunk
+      shared::Moments lanes[shared::kNormLanes];
+      for (int lane = 0; lane < shared::kNormLanes; ++lane) {
+        lanes[lane] = shared::GroupNormLaneStep(p.input.data(), block_size, chunks_per_block, chunk, lane);
+      }
+      chunk_moments.push_back(shared::CombineLanes(lanes));
     }
     const float* scale = p.scale.empty() ? nullptr : p.scale.data();
     const float* bias = p.bias.empty() ? nullptr : p.bias.data();
+    std::vector<shared::ChannelNorm> norms(static_cast<size_t>(p.layout.batch * p.layout.channels));
+    for (int64_t b = 0; b < blocks; ++b) {  // step 2: a thread per block
+      shared::GroupNormChannelsStep(p.input.data(), block_size, chunks_per_block, chunk_moments.data(), p.groups, cpg,
+                                    scale, bias, epsilon, b, norms.data());
+    }
     std::vector<float> device(cpu.size());
-    for (int64_t i = 0; i < static_cast<int64_t>(device.size()); ++i) {
-      device[i] = shared::GroupNormValueStep(p.input.data(), p.layout.channels, p.layout.spatial, block_size,
-                                             stats.data(), scale, bias, i);
+    for (int32_t i = 0; i < static_cast<int32_t>(device.size()); ++i) {  // step 3: a thread per value
+      device[i] = shared::GroupNormValueStep<int32_t>(p.input.data(), static_cast<int32_t>(p.layout.spatial),
+                                                      norms.data(), i);
     }
     ASSERT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
         << p.layout.batch << "x" << p.layout.channels << "x" << p.layout.spatial << " groups " << p.groups;

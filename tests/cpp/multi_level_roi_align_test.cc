@@ -225,5 +225,16 @@ TEST(MultiLevelRoiAlignDeviceCode, BadBatchIndicesGiveNanRows) {
   for (size_t k = 24; k < 36; ++k) EXPECT_FALSE(std::isnan(device[k])) << k;
 }
 
+TEST(MultiLevelRoiAlignDeviceCode, AnEmptyBatchGivesNanRowsWithoutReadingTheMaps) {
+  // Batch 0: the maps have no values (null data); a batch index of -0.5 must not read image 0.
+  const Pyramid pyramid = MakePyramid(2, 0, 1);
+  const auto p = Params(2, 1, -1.0f);
+  const std::vector<float> rois = {-0.5f, 0, 0, 10, 10,  0, 0, 0, 100, 100};
+  const auto device = testing::RunLeveledRoiAlignDeviceCode(p.roi_align, pyramid.levels, p.spatial_scales,
+                                                            MmdetLeveling(p), 0, 1, rois);
+  ASSERT_EQ(device.size(), 24u);
+  for (float v : device) EXPECT_TRUE(std::isnan(v));
+}
+
 }  // namespace
 }  // namespace opbridge

@@ -219,9 +219,9 @@ TEST(PasteMasks, BadSizesAreErrors) {
 }
 
 // ---- The CUDA kernel's code, run on the host ------------------------------------------------------
-// The CUDA kernel's thread for an output pixel runs shared::PasteMaskPixel: the same function on the
-// host must give the CPU kernel's bits for every pixel, with both of PyTorch's bilinear kernels
-// (small and large resizes), boxes partly or wholly outside, inverted, tiny, NaN, infinite and
+// The CUDA kernel places each mask (shared::PlaceMask), then its thread for an output pixel runs
+// shared::PasteMaskPixel: the same functions on the host must give the CPU kernel's bits for every
+// pixel, with both of PyTorch's bilinear kernels (small and large resizes), boxes partly or wholly outside, inverted, tiny, NaN, infinite and
 // huge boxes, and with padding 0, 1 and 3.
 TEST(PasteMasksDeviceCode, GivesTheCpuKernelsBits) {
   std::mt19937 rng(21);
@@ -239,9 +239,11 @@ TEST(PasteMasksDeviceCode, GivesTheCpuKernelsBits) {
   for (int64_t padding : {0, 1, 3}) {
     const auto cpu = RunPaste(masks, mask_size, boxes, image_h, image_w, padding);
     const float scale = shared::PasteMaskScale(mask_size, padding);
-    for (int64_t i = 0; i < static_cast<int64_t>(cpu.size()); ++i) {
-      const float device =
-          shared::PasteMaskPixel(masks.data(), mask_size, padding, scale, boxes.data(), image_h, image_w, i);
+    std::vector<shared::PasteMaskPlacement> placements;  // the placement kernel: a thread per mask
+    for (int64_t m = 0; m < n; ++m) placements.push_back(shared::PlaceMask(boxes.data() + 4 * m, scale, image_h, image_w));
+    for (int32_t i = 0; i < static_cast<int32_t>(cpu.size()); ++i) {  // the pixel kernel, 32-bit indices
+      const float device = shared::PasteMaskPixel<int32_t>(masks.data(), mask_size, padding, placements.data(),
+                                                           image_h, image_w, i);
       ASSERT_EQ(Bits(device), Bits(cpu[i])) << "padding " << padding << ", element " << i;
     }
   }

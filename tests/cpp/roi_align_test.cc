@@ -129,9 +129,11 @@ TEST(RoiAlign, AbsurdAdaptiveGridIsAnError) {
 // bit for bit (same samples in the same order), and give NaN where the CPU op reports a bad RoI.
 std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, const std::vector<float>& rois) {
   const int64_t r = static_cast<int64_t>(rois.size() / 5);
+  std::vector<shared::RoiPlan> plans;  // the plan kernel: a thread per RoI
+  for (int64_t k = 0; k < r; ++k) plans.push_back(shared::MakeRoiPlan(p, rois.data() + 5 * k, f.n));
   std::vector<float> out(static_cast<size_t>(r * f.c * p.output_height * p.output_width), -1.0f);
-  for (int64_t i = 0; i < static_cast<int64_t>(out.size()); ++i) {
-    shared::RoiAlignElement(p, f.data.data(), f.n, f.c, f.h, f.w, rois.data(), i, out.data());
+  for (int32_t i = 0; i < static_cast<int32_t>(out.size()); ++i) {  // the element kernel, 32-bit indices
+    shared::RoiAlignElement<int32_t>(p, plans.data(), f.data.data(), f.c, f.h, f.w, i, out.data());
   }
   return out;
 }
@@ -170,6 +172,23 @@ TEST(RoiAlignDeviceCode, MatchesTheCpuKernel) {
       }
     }
   }
+}
+
+TEST(RoiAlignDeviceCode, AnEmptyBatchGivesNanRowsWithoutReadingTheInput) {
+  // With N = 0 a batch index of -0.5 once passed the (-1, N) test and truncated to image 0 of an empty
+  // tensor: an illegal address on the GPU. Here the input has no values (data() is null): a read
+  // would crash the test. The CPU op reports it (test_roi_align.py).
+  const Feature empty{0, 2, 4, 4, {}};
+  RoiAlignParams p;
+  p.output_height = p.output_width = 2;
+  for (float b : {-0.5f, 0.0f, -0.0f, 0.9f}) {
+    const auto device = RunDeviceCode(p, empty, {b, 0, 0, 2, 2});
+    ASSERT_EQ(device.size(), 8u);
+    for (float v : device) EXPECT_TRUE(std::isnan(v)) << "batch index " << b;
+  }
+  EXPECT_FALSE(shared::IsRoiBatchIndex(-0.5f, 0));
+  EXPECT_TRUE(shared::IsRoiBatchIndex(-0.5f, 1));
+  EXPECT_FALSE(shared::IsRoiBatchIndex(1.0f, 1));
 }
 
 TEST(RoiAlignDeviceCode, BadRoisGiveNanRowsWhereTheCpuOpReportsAnError) {

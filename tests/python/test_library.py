@@ -46,6 +46,48 @@ def test_library_info():
         assert info["cuda"] and info["cuda_architectures"] == build_setting("CMAKE_CUDA_ARCHITECTURES").replace(";", ",")
 
 
+def _nvidia_driver_version() -> int:
+    """The CUDA version this machine's NVIDIA driver supports (cuDriverGetVersion), 0 without a driver."""
+    import ctypes
+
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    version = ctypes.c_int(0)
+    return version.value if driver.cuDriverGetVersion(ctypes.byref(version)) == 0 else 0
+
+
+def test_cuda_twins_are_registered_only_where_the_driver_can_run_them(capsys):
+    """Without a driver for the CUDA runtime the kernels were built with, the library registers no CUDA
+    twins (a node given to the CUDA execution provider would fail to launch) and says why; the CPU
+    ops are unaffected."""
+    info = opbridge.library_info()
+    driver = _nvidia_driver_version()
+    if not info["cuda"]:
+        assert info["cuda_twins"] is False
+    elif driver == 0:
+        assert info["cuda_twins"] is False
+        assert info["cuda_twins_blocker"] == "no NVIDIA driver on this machine (libcuda.so.1 not found)"
+    elif driver // 1000 < 13:  # the kernels' runtime is CUDA 13 (requirements.txt's cuda-toolkit)
+        assert info["cuda_twins"] is False and info["cuda_twins_blocker"].startswith("the NVIDIA driver supports CUDA")
+    else:
+        assert info["cuda_twins"] is True and "cuda_twins_blocker" not in info
+    from opbridge.cli import main
+
+    assert main(["ops"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    if info["cuda_twins"]:
+        assert last.startswith("CUDA kernels on this machine: registered by ")
+    else:
+        assert last.endswith(f": {opbridge._library.cuda_twins_blocker()}; every node runs on the CPU")
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    model = one_node_model("opbridge::RoiAlign", {"output_height": 1, "output_width": 1, "aligned": 1},
+                           ["input", "rois"], ["output"])
+    (out,) = run(model, {"input": x, "rois": np.array([[0, 0, 0, 4, 4]], np.float32)})
+    assert out.tolist() == [[[[7.5]]]]
+
+
 def test_does_not_link_onnxruntime():
     out = subprocess.run(["readelf", "-d", opbridge.library_path()], check=True, capture_output=True, text=True).stdout
     needed = re.findall(r"\(NEEDED\).*\[(.*)\]", out)

@@ -11,9 +11,10 @@
 //    stays accurate far below float32's resolution even where the naive float32
 //    E[x^2] - E[x]^2 loses every digit (values 1e4 + N(0, 1)). float64 also keeps d^2 from
 //    overflowing for values up to FLT_MAX. The sums run in kLanes partial sums (element i of a
-//    chunk in lane i % kLanes) over fixed chunks of kChunk values, combined in a fixed order, so
-//    the result is the same whatever the vector width of the CPU level (target_clones below) and
-//    whichever tasks computed the chunks.
+//    chunk in lane i % kLanes) over fixed chunks of kChunk values, combined by a fixed tree, and
+//    the chunks in order (kernels/shared/group_norm_stats.h, where the CUDA kernel's warps take the
+//    lanes), so the result is the same whatever the vector width of the CPU level (target_clones
+//    below), whichever tasks computed the chunks, and on the GPU.
 // 2. Normalize and affine, one fused pass: y = (x - m) * a + b with m = mean rounded to float32,
 //    a = scale[c] / sqrt(var + epsilon) and b = bias[c] - (mean - m) * a. x - m is exact when x
 //    lies within a factor 2 of m (Sterbenz), which is where cancellation would hurt (values on a
@@ -37,42 +38,53 @@ namespace {
 
 constexpr int64_t kChunk = shared::kNormChunk;
 constexpr int kLanes = shared::kNormLanes;
+constexpr int kVector = 8;                // lanes per vector below
 constexpr int64_t kMinBlockTasks = 32;    // fewer blocks than this: parallel over chunks
 constexpr int64_t kTaskValues = 1 << 16;  // small blocks are grouped into tasks of about this many values
+constexpr int64_t kTaskChunks = 16;       // chunks per task when a block's chunks run in parallel
 
 using shared::BlockStats;
 using shared::Moments;
 
-// kLanes values as one vector (GCC's vector extensions: lowered to 4 SSE, 2 AVX2 or 1 AVX-512
+// kVector values as one vector (GCC's vector extensions: lowered to 4 SSE, 2 AVX2 or 1 AVX-512
 // registers, lane by lane, so every CPU level adds the same numbers in the same order).
-typedef float Floats __attribute__((vector_size(kLanes * sizeof(float))));
-typedef double Doubles __attribute__((vector_size(kLanes * sizeof(double))));
+typedef float Floats __attribute__((vector_size(kVector * sizeof(float))));
+typedef double Doubles __attribute__((vector_size(kVector * sizeof(double))));
 
-double SumLanes(const Doubles& v) {
-  const double lanes[kLanes] = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
-  return shared::SumLanes(lanes);
-}
-
-// The sums of d = x - shift and d^2 over x[0, count), in float64: element i goes to lane
-// i % kLanes, and the lanes are added pairwise at the end.
+// The moments of a chunk x[0, count) (count <= kChunk), shifted by `shift`, in float64: element i
+// goes to lane i % kLanes (shared::LaneMoments' order), the lanes are combined by
+// shared::SumLanes (as shared::CombineLanes does). The lanes are taken 2 * kVector at a time, two vector accumulators each for
+// the sum and the sum of squares: two independent chains of additions hide their latency (one took
+// 17% longer on AVX-512), and more would not fit AVX2's 16 registers.
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) Moments ChunkMoments(
     const float* __restrict x, int64_t count, double shift) {
-  Doubles sum = {}, sum_sq = {};
+  double sums[kLanes], squares[kLanes];
+  const int64_t rows = count / kLanes;  // full rows of kLanes values
   const Doubles shifts = Doubles{} + shift;
-  int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
-    Floats values;
-    std::memcpy(&values, x + i, sizeof values);
-    const Doubles d = __builtin_convertvector(values, Doubles) - shifts;
-    sum += d;
-    sum_sq += d * d;
+  for (int group = 0; group < kLanes / kVector; group += 2) {
+    Doubles sum0 = {}, sum_sq0 = {}, sum1 = {}, sum_sq1 = {};
+    for (int64_t r = 0; r < rows; ++r) {
+      Floats values0, values1;
+      std::memcpy(&values0, x + r * kLanes + group * kVector, sizeof values0);
+      std::memcpy(&values1, x + r * kLanes + (group + 1) * kVector, sizeof values1);
+      const Doubles d0 = __builtin_convertvector(values0, Doubles) - shifts;
+      const Doubles d1 = __builtin_convertvector(values1, Doubles) - shifts;
+      sum0 += d0;
+      sum_sq0 += d0 * d0;
+      sum1 += d1;
+      sum_sq1 += d1 * d1;
+    }
+    std::memcpy(sums + group * kVector, &sum0, sizeof sum0);
+    std::memcpy(sums + (group + 1) * kVector, &sum1, sizeof sum1);
+    std::memcpy(squares + group * kVector, &sum_sq0, sizeof sum_sq0);
+    std::memcpy(squares + (group + 1) * kVector, &sum_sq1, sizeof sum_sq1);
   }
-  for (int l = 0; i < count; ++i, ++l) {
-    const double d = static_cast<double>(x[i]) - shift;
-    sum[l] += d;
-    sum_sq[l] += d * d;
+  for (int l = 0; rows * kLanes + l < count; ++l) {  // the partial last row
+    const double d = static_cast<double>(x[rows * kLanes + l]) - shift;
+    sums[l] += d;
+    squares[l] += d * d;
   }
-  return {SumLanes(sum), SumLanes(sum_sq)};
+  return {shared::SumLanes(sums), shared::SumLanes(squares)};
 }
 
 // y = (x - mean) * a + b over [0, count). No fused multiply-add (-ffp-contract=off): the same
@@ -101,16 +113,14 @@ struct Problem {
     return ChunkMoments(input + block * block_size + begin, std::min(kChunk, block_size - begin), Shift(block));
   }
 
-  // The statistics of `block` from the moments of its chunks (chunk_moments(chunk)), added in
-  // chunk order whichever tasks computed them.
-  template <class ChunkMomentsFn>
-  BlockStats Stats(int64_t block, ChunkMomentsFn chunk_moments) const {
+  // The statistics of `block` from the moments of its chunks, added in chunk order whichever
+  // tasks computed them.
+  BlockStats Stats(int64_t block, const Moments* chunk_moments) const {
+    return shared::BlockStatsOf(chunk_moments, chunks, block_size, Shift(block), epsilon);
+  }
+  BlockStats Stats(int64_t block) const {
     Moments total;
-    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-      const Moments m = chunk_moments(chunk);
-      total.sum += m.sum;
-      total.sum_sq += m.sum_sq;
-    }
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) shared::AddChunk(ChunkOf(block, chunk), &total);
     return shared::StatsOf(total, block_size, Shift(block), epsilon);
   }
 
@@ -123,11 +133,11 @@ struct Problem {
       const int64_t k = i / spatial;
       const int64_t stop = std::min(end, (k + 1) * spatial);
       const int64_t c = first_channel + k;
-      const shared::ChannelAffine affine = shared::AffineOf(s, scale, bias, c);
+      const shared::ChannelNorm norm = shared::ChannelNormOf(s, scale, bias, c);
       if (stop - i < 16) {  // short planes (spatial size 1, say): not worth the dispatch
-        for (int64_t j = i; j < stop; ++j) y[j] = shared::NormalizeValue(x[j], s.mean, affine);
+        for (int64_t j = i; j < stop; ++j) y[j] = shared::NormalizeValue(x[j], norm);
       } else {
-        NormalizeValues(x + i, stop - i, s.mean, affine.a, affine.b, y + i);
+        NormalizeValues(x + i, stop - i, norm.mean, norm.a, norm.b, y + i);
       }
       i = stop;
     }
@@ -160,28 +170,32 @@ Status GroupNorm(const float* input, const NormLayout& layout, int64_t num_group
                          const int64_t first = static_cast<int64_t>(task) * blocks_per_task;
                          const int64_t last = std::min(blocks, first + blocks_per_task);
                          for (int64_t block = first; block < last; ++block) {
-                           const BlockStats s = p.Stats(block, [&](int64_t chunk) { return p.ChunkOf(block, chunk); });
-                           p.Normalize(block, s, 0, p.block_size);
+                           p.Normalize(block, p.Stats(block), 0, p.block_size);
                          }
                        });
   }
 
-  // Few large blocks (one image's group, say): chunks in parallel, statistics first.
-  const size_t num_chunks = static_cast<size_t>(blocks * p.chunks);
-  std::vector<Moments> partial(num_chunks);
-  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, num_chunks, [&](size_t task) {
-    const int64_t t = static_cast<int64_t>(task);
-    partial[task] = p.ChunkOf(t / p.chunks, t % p.chunks);
+  // Few large blocks (one image's group, say): runs of kTaskChunks chunks in parallel, statistics
+  // first.
+  const int64_t num_chunks = blocks * p.chunks;
+  const size_t tasks = NumChunks(static_cast<size_t>(num_chunks), static_cast<size_t>(kTaskChunks));
+  std::vector<Moments> partial(static_cast<size_t>(num_chunks));
+  OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, tasks, [&](size_t task) {
+    const int64_t first = static_cast<int64_t>(task) * kTaskChunks;
+    for (int64_t t = first; t < std::min(num_chunks, first + kTaskChunks); ++t) {
+      partial[static_cast<size_t>(t)] = p.ChunkOf(t / p.chunks, t % p.chunks);
+    }
   }));
   std::vector<BlockStats> stats(static_cast<size_t>(blocks));
   for (int64_t block = 0; block < blocks; ++block) {
-    stats[static_cast<size_t>(block)] =
-        p.Stats(block, [&](int64_t chunk) { return partial[static_cast<size_t>(block * p.chunks + chunk)]; });
+    stats[static_cast<size_t>(block)] = p.Stats(block, partial.data() + block * p.chunks);
   }
-  return ParallelFor(runner, num_chunks, [&](size_t task) {
-    const int64_t t = static_cast<int64_t>(task);
-    const int64_t block = t / p.chunks, begin = (t % p.chunks) * kChunk;
-    p.Normalize(block, stats[static_cast<size_t>(block)], begin, std::min(p.block_size, begin + kChunk));
+  return ParallelFor(runner, tasks, [&](size_t task) {
+    const int64_t first = static_cast<int64_t>(task) * kTaskChunks;
+    for (int64_t t = first; t < std::min(num_chunks, first + kTaskChunks); ++t) {
+      const int64_t block = t / p.chunks, begin = (t % p.chunks) * kChunk;
+      p.Normalize(block, stats[static_cast<size_t>(block)], begin, std::min(p.block_size, begin + kChunk));
+    }
   });
 }
 

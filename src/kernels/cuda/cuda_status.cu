@@ -1,6 +1,9 @@
 #include "kernels/cuda/cuda_status.h"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels/cuda/launch.cuh"
 
@@ -11,8 +14,62 @@ Status CudaError(cudaError_t error, const char* what) {
   return Status::Error("CUDA error in ", what, ": ", cudaGetErrorName(error), " (", cudaGetErrorString(error), ")");
 }
 
-Status LaunchStatus(const char* kernel) { return CudaError(cudaGetLastError(), kernel); }
+Status OutOfScratch(size_t bytes) {
+  return Status::Error("could not allocate ", bytes, " bytes of CUDA scratch memory");
+}
 
-Status SetDevice(int device) { return CudaError(cudaSetDevice(device), "cudaSetDevice"); }
+void ClearStaleError() { (void)cudaGetLastError(); }
+
+bool SyncAfterLaunches() {
+  static const bool sync = [] {
+    const char* value = getenv("OPBRIDGE_CUDA_SYNC");
+    return value != nullptr && strcmp(value, "1") == 0;
+  }();
+  return sync;
+}
+
+Status LaunchStatus(const char* kernel, Stream stream) {
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaGetLastError(), kernel));
+  if (!SyncAfterLaunches()) return Status::Ok();
+  // OPBRIDGE_CUDA_SYNC=1: a fault inside the kernel is reported here, naming it, instead of by a
+  // later call of whatever runs next on the device.
+  return CudaError(cudaStreamSynchronize(stream), kernel);
+}
+
+Status SetDevice(int device) {
+  int current = -1;
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaGetDevice(&current), "cudaGetDevice"));
+  if (current == device) return Status::Ok();
+  return CudaError(cudaSetDevice(device), "cudaSetDevice");
+}
+
+int RuntimeCudaVersion() { return CUDART_VERSION; }
+
+int DriverCudaVersion() {
+  // The driver library stays loaded (the runtime loads it again when a kernel first runs).
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (driver == nullptr) return 0;
+  using GetVersion = int (*)(int*);  // CUresult cuDriverGetVersion(int*): callable before cuInit
+  const auto get_version = reinterpret_cast<GetVersion>(dlsym(driver, "cuDriverGetVersion"));
+  int version = 0;
+  if (get_version == nullptr || get_version(&version) != 0) return 0;
+  return version;
+}
+
+namespace {
+std::string CudaVersionText(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+}  // namespace
+
+std::string CudaTwinsBlocker(int driver_version, int runtime_version) {
+  if (driver_version <= 0) return "no NVIDIA driver on this machine (libcuda.so.1 not found)";
+  if (driver_version / 1000 < runtime_version / 1000) {
+    return "the NVIDIA driver supports CUDA " + CudaVersionText(driver_version) + ", older than the CUDA " +
+           CudaVersionText(runtime_version) + " the kernels were built with: update the driver to one for CUDA " +
+           std::to_string(runtime_version / 1000) + ".x";
+  }
+  return "";
+}
 
 }  // namespace opbridge::cuda

@@ -1,13 +1,16 @@
 // What every CUDA kernel's launch function shares, for callers compiled without CUDA headers (the
-// ORT glue today, TensorRT plugins later): the stream type, and how CUDA failures become a Status.
+// ORT glue today, TensorRT plugins later): the stream type, how CUDA failures become a Status, the
+// device, and whether this machine's driver can run the kernels at all.
 //
 // Every launch function takes raw device pointers, shapes, params and the stream to launch on, and
-// returns a Status: an error names the kernel and CUDA's message (a launch that failed, or an
-// earlier asynchronous error that CUDA reports at this call). Launches are asynchronous: nothing
-// synchronizes the stream unless the output's size depends on the data (NMS copies its count).
+// returns a Status: an error names the kernel and CUDA's message. Launches are asynchronous: nothing
+// synchronizes the stream unless the output's size depends on the data (NMS copies its count), or
+// OPBRIDGE_CUDA_SYNC=1 asks for a check after every launch (launch.cuh).
 #pragma once
 
 #include <stdint.h>
+
+#include <string>
 
 #include "core/status.h"
 
@@ -17,9 +20,24 @@ namespace opbridge::cuda {
 
 using Stream = CUstream_st*;  // cudaStream_t
 
-// Makes `device` the current device of this library's CUDA runtime on the calling thread. The
-// library links the CUDA runtime statically, so the runtime ORT uses has its own current device:
-// each Compute sets ours to the device of its tensors before launching.
+// Makes `device` the current device of this library's CUDA runtime on the calling thread, if it is
+// not already. The library links the CUDA runtime statically, so the runtime ORT uses has its own
+// current device: each Compute makes ours the device of its tensors before launching. It calls
+// cudaSetDevice only when the device differs: cudaSetDevice binds the thread to the device's
+// primary context, which would replace a context the host application made current itself.
 Status SetDevice(int device);
+
+// The CUDA version this library's (static) runtime was built as, e.g. 13000 for 13.0.
+int RuntimeCudaVersion();
+
+// The CUDA version the NVIDIA driver supports (cuDriverGetVersion, e.g. 12040 for 12.4), or 0 when no
+// driver is installed (no libcuda.so.1). It loads libcuda but does not initialize it (no cuInit):
+// a process that forks after loading the library keeps a usable CUDA in its children.
+int DriverCudaVersion();
+
+// Why CUDA kernels built for runtime `runtime_version` cannot run under driver `driver_version`
+// (both as cudaRuntimeGetVersion / cuDriverGetVersion give them, 0 for no driver), or "" when they
+// can: the driver must support the runtime's major version (CUDA's minor version compatibility).
+std::string CudaTwinsBlocker(int driver_version, int runtime_version);
 
 }  // namespace opbridge::cuda

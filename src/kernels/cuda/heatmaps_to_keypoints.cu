@@ -26,8 +26,10 @@ __global__ void __launch_bounds__(kBlockThreads)
       const float* map = maps + task * map_h * map_w;
       const float scale_h = shared::InterpolateScale(map_h, m.out_h);
       const float scale_w = shared::InterpolateScale(map_w, m.out_w);
-      for (int64_t i = t; i < m.out_h * m.out_w; i += kBlockThreads) {
-        best.Consider(shared::ResizedHeatmapSample(map, map_h, map_w, scale_h, scale_w, i / m.out_w, i % m.out_w), i);
+      // 32-bit sample indices: a map within the limit has at most 2^26 samples.
+      const int32_t samples = static_cast<int32_t>(m.out_h * m.out_w), width = static_cast<int32_t>(m.out_w);
+      for (int32_t i = t; i < samples; i += kBlockThreads) {
+        best.Consider(shared::ResizedHeatmapSample(map, map_h, map_w, scale_h, scale_w, i / width, i % width), i);
       }
     }
     partial[t] = best;
@@ -45,11 +47,12 @@ __global__ void __launch_bounds__(kBlockThreads)
 
 Status HeatmapsToKeypoints(const float* maps, int64_t r, int64_t k, int64_t map_h, int64_t map_w, const float* rois,
                            float* xy, float* scores, Stream stream) {
+  ClearStaleError();
   const int64_t tasks = r * k;
   if (tasks == 0) return Status::Ok();
   const unsigned int blocks = static_cast<unsigned int>(tasks < 65535 ? tasks : 65535);
   HeatmapsToKeypointsKernel<<<blocks, kBlockThreads, 0, stream>>>(maps, k, map_h, map_w, rois, tasks, xy, scores);
-  return LaunchStatus("the heatmap decoding kernel");
+  return LaunchStatus("the heatmap decoding kernel", stream);
 }
 
 }  // namespace opbridge::cuda

@@ -5,15 +5,28 @@
 
 #include <stdint.h>
 
+#include "core/scratch.h"
 #include "core/status.h"
+#include "kernels/cuda/cuda_status.h"
 
 namespace opbridge::cuda {
 
 // A Status from a CUDA call's result: ok, or an error naming `what` and CUDA's message.
 Status CudaError(cudaError_t error, const char* what);
-// After a launch: the launch's error (a bad configuration, a missing kernel image for this GPU),
-// or an earlier asynchronous one, naming `kernel`.
-Status LaunchStatus(const char* kernel);
+
+// The error when the caller's device scratch allocator cannot give `bytes` bytes.
+Status OutOfScratch(size_t bytes);
+
+// Clears this runtime's error state. A failed CUDA call leaves its error to be returned again by the
+// next cudaGetLastError, which would report it against a later, good launch: every launch function
+// calls this first, so that what LaunchStatus reports is its own. (A sticky error, a kernel's fault,
+// cannot be cleared: the context is unusable, and every later call reports it.)
+void ClearStaleError();
+
+// After a launch on `stream`: the launch's error (a bad configuration, a missing kernel image for
+// this GPU), naming `kernel`. With OPBRIDGE_CUDA_SYNC=1 in the environment (read once; ./run.sh
+// test-gpu sets it) it also waits for the stream and reports a fault inside the kernel against it.
+Status LaunchStatus(const char* kernel, Stream stream);
 
 // Threads per block of the element-wise kernels. Every output element is computed by one thread
 // from the element's index alone, so results do not depend on this or on the grid size.
@@ -25,9 +38,15 @@ inline unsigned int BlocksFor(int64_t count) {
   return static_cast<unsigned int>(blocks < 1 ? 1 : (blocks > (int64_t{1} << 20) ? (int64_t{1} << 20) : blocks));
 }
 
-// for (int64_t i = first index of this thread; i < count; i += all threads) — the grid-stride loop.
-#define OPBRIDGE_CUDA_FOR(i, count)                                                                  \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (count);    \
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+// Whether `count` elements can be indexed with 32-bit arithmetic in a grid-stride loop (the index
+// plus the grid's thread count stays below 2^31). Kernels take the index type as a template
+// parameter and the launch functions pick int32_t when this holds: 64-bit division and modulo are
+// emulated on the GPU (dozens of instructions each), 32-bit ones are a few.
+inline bool FitsInt32(int64_t count) { return count <= (int64_t{1} << 31) - (int64_t{1} << 20) * kThreads - 1; }
+
+// for (Index i = first index of this thread; i < count; i += all threads) — the grid-stride loop.
+#define OPBRIDGE_CUDA_FOR(Index, i, count)                                                        \
+  for (Index i = static_cast<Index>(blockIdx.x) * static_cast<Index>(blockDim.x) + threadIdx.x; \
+       i < (count); i += static_cast<Index>(blockDim.x) * static_cast<Index>(gridDim.x))
 
 }  // namespace opbridge::cuda

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "core/roi_align.h"
+#include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/shared/roi_align_levels.h"
@@ -18,9 +19,10 @@ namespace opbridge::cuda {
 // synchronization. Rows of RoIs whose level is not among `maps` are left for the launch that has
 // it; a RoI without a level gets a zero row in the launch with maps.first == 0. As for RoIAlign, a
 // RoI whose batch index is out of range or NaN, or whose sampling grid exceeds the sample limits,
-// gives NaN (the CPU ops report an error there). params.spatial_scale is not read.
+// gives NaN (the CPU ops report an error there). params.spatial_scale is not read. A plan per RoI
+// (about 56 bytes) comes from `device_scratch`.
 Status LeveledRoiAlign(const RoiAlignParams& params, const shared::FeatureMaps& maps,
                        const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
-                       int64_t num_rois, float* output, Stream stream);
+                       int64_t num_rois, float* output, ScratchAllocator& device_scratch, Stream stream);
 
 }  // namespace opbridge::cuda

@@ -27,7 +27,7 @@ using shared::NmsProblems;
 // ---- step 1: keys ---------------------------------------------------------------------------------
 
 __global__ void ScoreKeysKernel(const float* scores, int64_t n, uint32_t* keys, int32_t* positions) {
-  OPBRIDGE_CUDA_FOR(i, n) {
+  OPBRIDGE_CUDA_FOR(int64_t, i, n) {
     keys[i] = shared::DescendingScoreKey(scores[i]);
     positions[i] = static_cast<int32_t>(i);
   }
@@ -35,7 +35,7 @@ __global__ void ScoreKeysKernel(const float* scores, int64_t n, uint32_t* keys, 
 
 __global__ void MulticlassKeysKernel(const float* scores, int64_t n, float score_threshold, int64_t count,
                                      uint64_t* keys, int32_t* positions) {
-  OPBRIDGE_CUDA_FOR(i, count) {
+  OPBRIDGE_CUDA_FOR(int64_t, i, count) {
     keys[i] = shared::MulticlassNmsKey(scores, n, score_threshold, i);
     positions[i] = static_cast<int32_t>(i % n);
   }
@@ -43,7 +43,7 @@ __global__ void MulticlassKeysKernel(const float* scores, int64_t n, float score
 
 __global__ void TrtKeysKernel(TrtBatchedNmsParams p, const float* scores, int64_t num_boxes, int64_t classes,
                               int64_t count, uint64_t* keys, int32_t* positions) {
-  OPBRIDGE_CUDA_FOR(i, count) {
+  OPBRIDGE_CUDA_FOR(int64_t, i, count) {
     keys[i] = shared::TrtBatchedNmsKey(p, scores, num_boxes, classes, i);
     positions[i] = static_cast<int32_t>((i / classes) % num_boxes);
   }
@@ -53,7 +53,7 @@ __global__ void TrtKeysKernel(TrtBatchedNmsParams p, const float* scores, int64_
 
 __global__ void CountCandidatesKernel(const uint64_t* keys, int64_t segment, int64_t limit, int64_t problems,
                                       int64_t* taking_part) {
-  OPBRIDGE_CUDA_FOR(p, problems) {
+  OPBRIDGE_CUDA_FOR(int64_t, p, problems) {
     const int64_t count = shared::CountCandidates(keys + p * segment, segment);
     taking_part[p] = count < limit ? count : limit;
   }
@@ -111,7 +111,7 @@ Status RunGreedy(const NmsProblems& s, const int32_t* sorted_positions, int64_t 
   const unsigned int blocks = static_cast<unsigned int>(problems < 65535 ? problems : 65535);
   GreedyKernel<<<blocks, shared::kNmsTile, 0, stream>>>(s, sorted_positions, segment, taking_part, problems,
                                                          kept_capacity, kept, kept_counts);
-  return LaunchStatus("the NMS suppression kernel");
+  return LaunchStatus("the NMS suppression kernel", stream);
 }
 
 // ---- step 5: outputs -------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ Status RunGreedy(const NmsProblems& s, const int32_t* sorted_positions, int64_t 
 // The box positions of kept candidates, as the output's index type.
 template <class Index>
 __global__ void KeptPositionsKernel(const NmsCandidate* kept, int64_t count, Index* positions) {
-  OPBRIDGE_CUDA_FOR(k, count) { positions[k] = kept[k].position; }
+  OPBRIDGE_CUDA_FOR(int64_t, k, count) { positions[k] = kept[k].position; }
 }
 
 __global__ void TotalKernel(const int64_t* offsets, const int64_t* counts, int64_t problems, int64_t* total) {
@@ -128,7 +128,7 @@ __global__ void TotalKernel(const int64_t* offsets, const int64_t* counts, int64
 
 __global__ void SelectedRowsKernel(const NmsCandidate* kept, const int64_t* kept_counts, const int64_t* offsets,
                                    int64_t classes, int64_t capacity, int64_t problems, int64_t* rows) {
-  OPBRIDGE_CUDA_FOR(p, problems) {
+  OPBRIDGE_CUDA_FOR(int64_t, p, problems) {
     for (int64_t k = 0; k < kept_counts[p]; ++k) {
       int64_t* row = rows + 3 * (offsets[p] + k);
       row[0] = p / classes;
@@ -141,14 +141,14 @@ __global__ void SelectedRowsKernel(const NmsCandidate* kept, const int64_t* kept
 __global__ void MergeKeysKernel(const float* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
                                 const int64_t* kept_counts, const int32_t* kept_positions, int64_t count,
                                 uint64_t* keys, int64_t* entries) {
-  OPBRIDGE_CUDA_FOR(e, count) {
+  OPBRIDGE_CUDA_FOR(int64_t, e, count) {
     keys[e] = shared::TrtMergeKey(scores, num_boxes, classes, capacity, kept_counts, kept_positions, e);
     entries[e] = e;
   }
 }
 
 __global__ void TrtDefaultsKernel(int64_t rows, int64_t row_size, float* dets, int32_t* labels, int32_t* index) {
-  OPBRIDGE_CUDA_FOR(r, rows) {
+  OPBRIDGE_CUDA_FOR(int64_t, r, rows) {
     for (int64_t v = 0; v < row_size; ++v) dets[r * row_size + v] = 0.0f;
     labels[r] = -1;
     if (index != nullptr) index[r] = -1;
@@ -159,7 +159,7 @@ __global__ void TrtDetectionsKernel(TrtBatchedNmsParams p, const float* boxes, i
                                     int64_t num_boxes, int64_t classes, int64_t capacity, const int32_t* kept_positions,
                                     const uint64_t* merged_keys, const int64_t* merged_entries, int64_t rows_per_image,
                                     int64_t count, float* dets, int32_t* labels, int32_t* index) {
-  OPBRIDGE_CUDA_FOR(i, count) {
+  OPBRIDGE_CUDA_FOR(int64_t, i, count) {
     const int64_t b = i / rows_per_image, row = i % rows_per_image;
     const int64_t at = b * classes * capacity + row;
     if (static_cast<uint32_t>(merged_keys[at]) == shared::kNotACandidate) continue;
@@ -176,7 +176,6 @@ int BitsFor(int64_t values) {  // bits that hold 0 .. values - 1
   return bits;
 }
 
-Status OutOfScratch(size_t bytes) { return Status::Error("could not allocate ", bytes, " bytes of CUDA scratch memory"); }
 
 // A stable radix sort of (key, value) pairs over bits [0, end_bit) of the keys.
 template <class Key, class Value>
@@ -235,7 +234,7 @@ Status SuppressSegments(const NmsProblems& s, const SegmentArrays& a, int64_t pr
                                      32 + BitsFor(problems), scratch, stream));
   CountCandidatesKernel<<<BlocksFor(problems), kThreads, 0, stream>>>(a.sorted_keys, segment, limit, problems,
                                                                       a.taking_part);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate count kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate count kernel", stream));
   return RunGreedy(s, a.sorted_positions, segment, a.taking_part, problems, kept_capacity, a.kept, a.kept_counts,
                    stream);
 }
@@ -258,7 +257,7 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   auto* kept = arena.Take<NmsCandidate>(n);
   auto* kept_count = arena.Take<int64_t>(1);
   ScoreKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(scores, n, keys, positions);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel", stream));
   OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, sorted_positions, n, 32, device_scratch, stream));
   const NmsProblems s{boxes, 1, 0, 0, 4, categories, static_cast<float>(params.offset), params.iou_threshold};
   OPBRIDGE_RETURN_IF_ERROR(RunGreedy(s, sorted_positions, n, nullptr, 1, n, kept, kept_count, stream));
@@ -267,7 +266,7 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   OPBRIDGE_RETURN_IF_ERROR(allocate(count, &output));
   if (count == 0) return Status::Ok();
   KeptPositionsKernel<<<BlocksFor(count), kThreads, 0, stream>>>(kept, count, output);
-  return LaunchStatus("the NMS output kernel");
+  return LaunchStatus("the NMS output kernel", stream);
 }
 
 Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
@@ -295,7 +294,7 @@ Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, cons
   auto* scan_temp = arena.Take<char>(static_cast<int64_t>(scan_bytes));
   MulticlassKeysKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(scores, n, params.score_threshold, entries, a.keys,
                                                                    a.positions);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel", stream));
   const NmsProblems s{boxes, classes, n * 4, 0, 4, nullptr, 0.0f, params.iou_threshold};
   OPBRIDGE_RETURN_IF_ERROR(SuppressSegments(s, a, problems, n, n, cap, device_scratch, stream));
   const int64_t* kept_counts = a.kept_counts;
@@ -304,14 +303,14 @@ Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, cons
                                                                    problems, stream),
                                      "the NMS row scan"));
   TotalKernel<<<1, 1, 0, stream>>>(offsets, kept_counts, problems, total);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS row count kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS row count kernel", stream));
   int64_t rows = 0;
   OPBRIDGE_RETURN_IF_ERROR(CopyCountToHost(total, &rows, stream));
   OPBRIDGE_RETURN_IF_ERROR(allocate(rows, &output));
   if (rows == 0) return Status::Ok();
   SelectedRowsKernel<<<BlocksFor(problems), kThreads, 0, stream>>>(kept, kept_counts, offsets, classes, cap, problems,
                                                                    output);
-  return LaunchStatus("the NMS output kernel");
+  return LaunchStatus("the NMS output kernel", stream);
 }
 
 Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
@@ -320,7 +319,7 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
   const int64_t keep = params.keep_topk, rows = batch * keep;
   if (rows == 0) return Status::Ok();
   TrtDefaultsKernel<<<BlocksFor(rows), kThreads, 0, stream>>>(rows, 5, dets, labels, index);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS output kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS output kernel", stream));
   if (num_boxes == 0 || classes == 0) return Status::Ok();
   const int64_t problems = batch * classes, entries = problems * num_boxes;
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
@@ -340,22 +339,22 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
   auto* merged_entries = arena.Take<int64_t>(merged);
   TrtKeysKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(params, scores, num_boxes, classes, entries, a.keys,
                                                             a.positions);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS key kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS key kernel", stream));
   const NmsProblems s{boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4, loc_classes * 4, nullptr,
                       0.0f, params.iou_threshold};
   OPBRIDGE_RETURN_IF_ERROR(SuppressSegments(s, a, problems, num_boxes, top_k, capacity, device_scratch, stream));
   KeptPositionsKernel<<<BlocksFor(merged), kThreads, 0, stream>>>(a.kept, merged, kept_positions);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel", stream));
   MergeKeysKernel<<<BlocksFor(merged), kThreads, 0, stream>>>(scores, num_boxes, classes, capacity, a.kept_counts,
                                                              kept_positions, merged, merge_keys, merge_entries);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel", stream));
   OPBRIDGE_RETURN_IF_ERROR(SortPairs(merge_keys, merged_keys, merge_entries, merged_entries, merged,
                                      32 + BitsFor(batch), device_scratch, stream));
   const int64_t per_image = keep < classes * capacity ? keep : classes * capacity;
   TrtDetectionsKernel<<<BlocksFor(batch * per_image), kThreads, 0, stream>>>(
       params, boxes, loc_classes, scores, num_boxes, classes, capacity, kept_positions, merged_keys, merged_entries,
       per_image, batch * per_image, dets, labels, index);
-  return LaunchStatus("the batched NMS output kernel");
+  return LaunchStatus("the batched NMS output kernel", stream);
 }
 
 }  // namespace opbridge::cuda

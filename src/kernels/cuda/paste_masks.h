@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 
+#include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cuda/cuda_status.h"
 
@@ -10,8 +11,9 @@ namespace opbridge::cuda {
 
 // masks [n, 1, mask_size, mask_size] and boxes [n, 4] in device memory; output [n, 1, image_h,
 // image_w]: cpu::PasteMasks's values bit for bit (kernels/shared/paste_masks_pixel.h), one thread
-// per output pixel. The sizes are the CPU kernel's, already checked.
+// per output pixel; a placement per mask (about 72 bytes) in `device_scratch`. The sizes are the CPU
+// kernel's, already checked.
 Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float* boxes, int64_t image_h,
-                  int64_t image_w, int64_t padding, float* output, Stream stream);
+                  int64_t image_w, int64_t padding, float* output, ScratchAllocator& device_scratch, Stream stream);
 
 }  // namespace opbridge::cuda

@@ -3,9 +3,13 @@
 // the method and its accuracy) and the CUDA kernel (kernels/cuda/group_norm.cu) add the same
 // float64 numbers in the same order, so their outputs are identical bit for bit.
 //
-// A block (one group of one sample) is summed in chunks of kNormChunk values; element i of a chunk
-// goes to lane i % kNormLanes, each lane adds its elements in order, and the lanes are combined
-// pairwise (SumLanes); the chunks' sums are added in chunk order.
+// A block (one group of one sample) is summed in chunks of kNormChunk values. Element i of a chunk
+// goes to lane i % kNormLanes, each lane adds its elements in order (kNormChunk / kNormLanes = 32 of
+// them in a full chunk), the lanes are combined by a pairwise tree (SumLanes), and the chunks' sums
+// are added in chunk order. The shape is the GPU's: a warp's 32 threads take a chunk's 32 lanes,
+// reading 128 contiguous bytes per step, and one of them combines the lanes; the CPU takes the lanes
+// 8 at a time in one vector. A block of n values is n / 1024 chunks: 8,192 warps for the
+// [8, 64, 128, 128] workload, enough to fill every SM.
 #pragma once
 
 #include <math.h>
@@ -15,15 +19,16 @@
 
 namespace opbridge::shared {
 
-constexpr int64_t kNormChunk = 16384;  // values per statistics chunk (64 KiB)
-constexpr int kNormLanes = 8;          // partial sums per chunk
+constexpr int kNormLanes = 32;     // partial sums per chunk: a warp
+constexpr int64_t kNormChunk = 1024;  // values per chunk: 32 per lane
 
 struct Moments {
   double sum = 0.0;     // of x - shift
   double sum_sq = 0.0;  // of (x - shift)^2
 };
 
-// Lane `lane`'s sums over x[0, count) of a chunk: elements lane, lane + kNormLanes, ... in order.
+// Lane `lane`'s sums over x[0, count) of a chunk (count <= kNormChunk): elements lane, lane +
+// kNormLanes, ... in order.
 OPBRIDGE_HD inline Moments LaneMoments(const float* x, int64_t count, double shift, int lane) {
   Moments m;
   for (int64_t i = lane; i < count; i += kNormLanes) {
@@ -34,9 +39,32 @@ OPBRIDGE_HD inline Moments LaneMoments(const float* x, int64_t count, double shi
   return m;
 }
 
-// The lanes of a chunk combined: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
-OPBRIDGE_HD inline double SumLanes(const double v[kNormLanes]) {
-  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
+// One level of the pairwise tree over lanes v[0 .. kNormLanes), for lane `lane`: a lane that leads
+// a pair at this stride adds its partner into itself. Within a level no lane reads what another
+// writes, so a warp runs a level's lanes at once (a __syncwarp between levels).
+OPBRIDGE_HD inline void SumLanesStep(double* v, int lane, int stride) {
+  if (lane % (2 * stride) == 0) v[lane] = v[lane] + v[lane + stride];
+}
+
+// The lanes of a chunk combined by the pairwise tree: v[i] + v[i + 1] for even i, then those pairs
+// two by two, ...: ((l0 + l1) + (l2 + l3)) + ...
+OPBRIDGE_HD inline double SumLanes(const double lanes[kNormLanes]) {
+  double v[kNormLanes];
+  for (int i = 0; i < kNormLanes; ++i) v[i] = lanes[i];
+  for (int stride = 1; stride < kNormLanes; stride *= 2) {
+    for (int lane = 0; lane < kNormLanes; ++lane) SumLanesStep(v, lane, stride);
+  }
+  return v[0];
+}
+
+// A chunk's moments from its lanes' (LaneMoments of lanes 0 .. kNormLanes - 1).
+OPBRIDGE_HD inline Moments CombineLanes(const Moments lanes[kNormLanes]) {
+  double sum[kNormLanes], sum_sq[kNormLanes];
+  for (int l = 0; l < kNormLanes; ++l) {
+    sum[l] = lanes[l].sum;
+    sum_sq[l] = lanes[l].sum_sq;
+  }
+  return {SumLanes(sum), SumLanes(sum_sq)};
 }
 
 struct BlockStats {
@@ -59,59 +87,67 @@ OPBRIDGE_HD inline BlockStats StatsOf(const Moments& m, int64_t count, double sh
   return s;
 }
 
-// Channel c's y = (x - m) * a + b: a = scale[c] / sqrt(var + epsilon), b = bias[c] - (mean - m) * a
-// (scale, bias: nullptr for 1 and 0).
-struct ChannelAffine {
-  float a, b;
+// A block's running total: its chunks' moments are added in chunk order.
+OPBRIDGE_HD inline void AddChunk(const Moments& chunk, Moments* total) {
+  total->sum += chunk.sum;
+  total->sum_sq += chunk.sum_sq;
+}
+
+// A block's statistics from its chunks' moments (chunk_moments[0 .. chunks)).
+OPBRIDGE_HD inline BlockStats BlockStatsOf(const Moments* chunk_moments, int64_t chunks, int64_t count, double shift,
+                                           float epsilon) {
+  Moments total;
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) AddChunk(chunk_moments[chunk], &total);
+  return StatsOf(total, count, shift, epsilon);
+}
+
+// Channel c's y = (x - mean) * a + b: mean = the block's mean in float32, a = scale[c] / sqrt(var +
+// epsilon), b = bias[c] - (the block's exact mean - mean) * a (scale, bias: nullptr for 1 and 0).
+// Computed once per (sample, channel), in float64.
+struct ChannelNorm {
+  float mean, a, b;
 };
-OPBRIDGE_HD inline ChannelAffine AffineOf(const BlockStats& s, const float* scale, const float* bias, int64_t c) {
+OPBRIDGE_HD inline ChannelNorm ChannelNormOf(const BlockStats& s, const float* scale, const float* bias, int64_t c) {
   const double a = (scale ? static_cast<double>(scale[c]) : 1.0) * s.inv_std;
   const float a32 = static_cast<float>(a);
   const float b32 = static_cast<float>((bias ? static_cast<double>(bias[c]) : 0.0) - s.residual * static_cast<double>(a32));
-  return {a32, b32};
+  return {s.mean, a32, b32};
 }
 
-OPBRIDGE_HD inline float NormalizeValue(float x, float mean, const ChannelAffine& affine) {
-  return (x - mean) * affine.a + affine.b;
-}
+OPBRIDGE_HD inline float NormalizeValue(float x, const ChannelNorm& n) { return (x - n.mean) * n.a + n.b; }
 
-// ---- The CUDA kernel's three steps, per thread (the CPU tests run them too) -----------------------
-// Blocks are [blocks][block_size] values: block = sample * G + group, block_size = C / G * spatial.
+// ---- The CUDA kernel's steps, per thread (the CPU tests run them too) ----------------------------
+// Blocks are [blocks][block_size] values: block = sample * G + group, block_size = C / G * spatial,
+// each `chunks` chunks long; chunk k of the whole input is chunk k % chunks of block k / chunks.
 
-// Step 1, thread t of blocks * chunks * kNormLanes: lane t % kNormLanes of chunk t / kNormLanes
-// (chunks numbered block by block), shifted by its block's first value.
-OPBRIDGE_HD inline Moments GroupNormLaneStep(const float* input, int64_t block_size, int64_t chunks, int64_t t) {
-  const int64_t chunk = t / kNormLanes, block = chunk / chunks;
-  const int64_t begin = (chunk % chunks) * kNormChunk;
+// Step 1, lane `lane` of chunk `chunk`: its sums, shifted by its block's first value.
+OPBRIDGE_HD inline Moments GroupNormLaneStep(const float* input, int64_t block_size, int64_t chunks, int64_t chunk,
+                                             int lane) {
+  const int64_t block = chunk / chunks, begin = (chunk % chunks) * kNormChunk;
   const float* x = input + block * block_size;
-  return LaneMoments(x + begin, Min(kNormChunk, block_size - begin), static_cast<double>(x[0]),
-                     static_cast<int>(t % kNormLanes));
+  return LaneMoments(x + begin, Min(kNormChunk, block_size - begin), static_cast<double>(x[0]), lane);
 }
 
-// Step 2, thread `block`: its statistics from its chunks' lanes (lanes[(block * chunks + chunk) *
-// kNormLanes + lane], step 1's results), added in chunk order.
-OPBRIDGE_HD inline BlockStats GroupNormStatsStep(const float* input, int64_t block_size, int64_t chunks,
-                                                 const Moments* lanes, float epsilon, int64_t block) {
-  Moments total;
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const Moments* m = lanes + (block * chunks + chunk) * kNormLanes;
-    double sum[kNormLanes], sum_sq[kNormLanes];
-    for (int l = 0; l < kNormLanes; ++l) {
-      sum[l] = m[l].sum;
-      sum_sq[l] = m[l].sum_sq;
-    }
-    total.sum += SumLanes(sum);
-    total.sum_sq += SumLanes(sum_sq);
+// Step 2, thread `block` (sample * groups + g): its statistics from its chunks' moments (step 1's
+// lanes combined, chunk_moments[block * chunks ...]), then the ChannelNorm of each of its channels
+// to norms[sample * C + c]: blocks are numbered sample-major, so that is block * channels_per_group + k
+// for the group's channel k, c = g * channels_per_group + k.
+OPBRIDGE_HD inline void GroupNormChannelsStep(const float* input, int64_t block_size, int64_t chunks,
+                                              const Moments* chunk_moments, int64_t groups, int64_t channels_per_group,
+                                              const float* scale, const float* bias, float epsilon, int64_t block,
+                                              ChannelNorm* norms) {
+  const BlockStats s = BlockStatsOf(chunk_moments + block * chunks, chunks, block_size,
+                                    static_cast<double>(input[block * block_size]), epsilon);
+  const int64_t first_channel = (block % groups) * channels_per_group;
+  for (int64_t k = 0; k < channels_per_group; ++k) {
+    norms[block * channels_per_group + k] = ChannelNormOf(s, scale, bias, first_channel + k);
   }
-  return StatsOf(total, block_size, static_cast<double>(input[block * block_size]), epsilon);
 }
 
-// Step 3, thread `index` of the output [N, C, spatial].
-OPBRIDGE_HD inline float GroupNormValueStep(const float* input, int64_t channels, int64_t spatial, int64_t block_size,
-                                            const BlockStats* stats, const float* scale, const float* bias,
-                                            int64_t index) {
-  const BlockStats& s = stats[index / block_size];
-  return NormalizeValue(input[index], s.mean, AffineOf(s, scale, bias, (index / spatial) % channels));
+// Step 3, thread `index` of the output [N, C, spatial]: its value from its (sample, channel)'s norm.
+template <class Index>
+OPBRIDGE_HD inline float GroupNormValueStep(const float* input, Index spatial, const ChannelNorm* norms, Index index) {
+  return NormalizeValue(input[index], norms[index / spatial]);
 }
 
 }  // namespace opbridge::shared

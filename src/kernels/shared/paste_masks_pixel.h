@@ -60,18 +60,22 @@ OPBRIDGE_HD inline PasteMaskPlacement PlaceMask(const float* box, float scale, i
   return p;
 }
 
-// Output element `index` of [n, 1, image_h, image_w]: pixel (y, x) of mask m pasted, or 0. masks
-// [n, 1, mask_size, mask_size]; the padded mask is read with its zero border in place.
-OPBRIDGE_HD inline float PasteMaskPixel(const float* masks, int64_t mask_size, int64_t padding, float scale,
-                                        const float* boxes, int64_t image_h, int64_t image_w, int64_t index) {
-  const int64_t plane = image_h * image_w;
-  const int64_t m = index / plane, y = (index % plane) / image_w, x = index % image_w;
-  const PasteMaskPlacement p = PlaceMask(boxes + 4 * m, scale, image_h, image_w);
+// Output element `index` of [n, 1, image_h, image_w]: pixel (y, x) of mask m pasted at its
+// placement (PlaceMask, which the CUDA kernel computes once per mask), or 0. masks [n, 1, mask_size,
+// mask_size]; the padded mask is read with its zero border in place. Index: the kernel's index type
+// (int32_t where the pixel count allows).
+template <class Index>
+OPBRIDGE_HD inline float PasteMaskPixel(const float* masks, int64_t mask_size, int64_t padding,
+                                        const PasteMaskPlacement* placements, Index image_h, Index image_w,
+                                        Index index) {
+  const Index row = index / image_w;  // m * image_h + y
+  const Index m = row / image_h, y = row - m * image_h, x = index - row * image_w;
+  const PasteMaskPlacement& p = placements[m];
   if (!p.pastes || y < p.y_begin || y >= p.y_end || x < p.x_begin || x >= p.x_end) return 0.0f;
   const int64_t side = mask_size + 2 * padding;
   const LinearTap ty = LinearSourceTap(InterpolateScale(side, p.out_h), y - p.top, side, p.out_h);
   const LinearTap tx = LinearSourceTap(InterpolateScale(side, p.out_w), x - p.left, side, p.out_w);
-  const float* mask = masks + m * mask_size * mask_size;
+  const float* mask = masks + static_cast<int64_t>(m) * mask_size * mask_size;
   const auto padded = [&](int64_t row, int64_t column) {
     const int64_t r = row - padding, c = column - padding;
     return r >= 0 && r < mask_size && c >= 0 && c < mask_size ? mask[r * mask_size + c] : 0.0f;

@@ -65,23 +65,39 @@ OPBRIDGE_HD inline int64_t RoiLevelOf(const RoiLeveling& leveling, int64_t num_m
   return level;
 }
 
-// What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
-// computes and writes: the element of a RoI whose level is one of `maps`, and the zero of a RoI
-// without a level in the launch of the first maps. p's spatial_scale is replaced by the level's.
-OPBRIDGE_HD inline void LeveledRoiAlignElement(RoiAlignParams p, const FeatureMaps& maps, const RoiLeveling& leveling,
-                                               int64_t batch, int64_t channels, const float* rois, int64_t index,
-                                               float* output) {
-  const RoiElement e = RoiElementOf(p, channels, index);
-  float roi[5];
-  const int64_t level = RoiLevelOf(leveling, maps.total, rois + e.roi * 5, roi);
+// The plan of RoI row `roi` (batch_index, x1, y1, x2, y2) for the launch over `maps`: RoIAlign's plan
+// at its level's scale (MakeRoiPlan, with map = the level's index among `maps`), kSkip when its level
+// is among another launch's maps, and for a RoI without a level kZero in the launch of the first maps
+// (kSkip in the others). p's spatial_scale is replaced by the level's.
+OPBRIDGE_HD inline RoiPlan MakeLeveledRoiPlan(RoiAlignParams p, const FeatureMaps& maps, const RoiLeveling& leveling,
+                                              int64_t batch, const float* roi) {
+  float pooled[5];
+  const int64_t level = RoiLevelOf(leveling, maps.total, roi, pooled);
+  RoiPlan plan{};
+  plan.kind = RoiPlan::kSkip;
   if (level < 0) {
-    if (maps.first == 0) output[index] = 0.0f;
-    return;
+    if (maps.first == 0) plan.kind = RoiPlan::kZero;
+    return plan;
   }
   const int64_t l = level - maps.first;
-  if (l < 0 || l >= maps.count) return;
+  if (l < 0 || l >= maps.count) return plan;
   p.spatial_scale = maps.spatial_scale[l];
-  output[index] = RoiAlignValue(p, maps.data[l], batch, channels, maps.height[l], maps.width[l], roi, e.channel, e.bin);
+  plan = MakeRoiPlan(p, pooled, batch);
+  plan.map = static_cast<int32_t>(l);
+  return plan;
+}
+
+// What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
+// writes in the launch over `maps`, the RoIs' plans (MakeLeveledRoiPlan) made: nothing for kSkip.
+template <class Index>
+OPBRIDGE_HD inline void LeveledRoiAlignElement(const RoiAlignParams& p, const RoiPlan* plans, const FeatureMaps& maps,
+                                               int64_t channels, Index index, float* output) {
+  const auto e = RoiElementOf<Index>(static_cast<Index>(p.output_height * p.output_width),
+                                     static_cast<Index>(channels), index);
+  const RoiPlan& plan = plans[e.roi];
+  if (plan.kind == RoiPlan::kSkip) return;
+  const int l = plan.kind == RoiPlan::kPool ? plan.map : 0;
+  output[index] = RoiPlanValue(p, plan, maps.data[l], channels, maps.height[l], maps.width[l], e.channel, e.bin);
 }
 
 }  // namespace opbridge::shared

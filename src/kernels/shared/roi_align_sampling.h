@@ -128,38 +128,73 @@ OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry&
   return best;
 }
 
-// Bin `bin` (ph * out_w + pw) of channel c of one RoI (batch_index, x1, y1, x2, y2) from input
-// [batch, channels, height, width], as the CUDA kernels compute it: NaN where the CPU op reports an
-// error the device cannot (a batch index outside (-1, N) or NaN, a sampling grid beyond the limits)
-// and for a non-finite box (NaN on the CPU too).
-OPBRIDGE_HD inline float RoiAlignValue(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
-                                       int64_t height, int64_t width, const float* roi, int64_t c, int64_t bin) {
-  const RoiGeometry g = MakeRoiGeometry(p, roi);
-  const float b = roi[0];
-  if (!(b > -1.0f && b < static_cast<float>(batch)) || !g.finite ||
-      !WithinSampleBudget(g.grid_h, g.grid_w, p.output_height, p.output_width)) {
-    return NAN;
-  }
-  const float* plane = input + (static_cast<int64_t>(b) * channels + c) * height * width;
-  return RoiAlignBin(p, g, plane, height, width, bin / p.output_width, bin % p.output_width);
+// Whether a RoI's batch index b, stored as a float and truncated toward zero (torchvision's and
+// mmcv's rule), names an image of a batch of `batch`: b in (-1, batch). None does when the batch is
+// empty: (-1, 0) truncates to 0, which is not an image then. NaN never does. The CPU ops' check
+// (CheckRoiAlignRois) and the CUDA kernels use this one rule.
+OPBRIDGE_HD inline bool IsRoiBatchIndex(float b, int64_t batch) {
+  return batch > 0 && b > -1.0f && b < static_cast<float>(batch);
 }
 
-// Output element `index` of [num_rois, channels, out_h, out_w] as (RoI, channel, bin).
-struct RoiElement {
-  int64_t roi, channel, bin;
+// What the CUDA kernels need of one RoI for every output element of it, computed once per RoI by a
+// pre-pass (RoIAlign has channels x bins elements per RoI; recomputing the grid, the sample budget's
+// 64-bit divisions and, for the multi-level ops, a float64 level per element cost more than the
+// element's own reads).
+struct RoiPlan {
+  enum Kind : int32_t {
+    kPool,   // pool from image `image` of map `map` with `geometry`
+    kNan,    // a row of NaN: where the CPU op reports an error the device cannot (a batch index outside
+             // (-1, N) or NaN, a sampling grid beyond the limits), and a non-finite box (NaN on the CPU too)
+    kZero,   // a row of zeros (a multi-level RoI without a level)
+    kSkip,   // not this launch's: its level is among another launch's maps
+  } kind;
+  int32_t map;    // kPool: the map index within the launch (0 for single-level RoIAlign)
+  int64_t image;  // kPool: the batch index, truncated
+  RoiGeometry geometry;
 };
-OPBRIDGE_HD inline RoiElement RoiElementOf(const RoiAlignParams& p, int64_t channels, int64_t index) {
-  const int64_t bins = p.output_height * p.output_width;
-  return {index / (bins * channels), (index / bins) % channels, index % bins};
+
+// The plan of one RoI (batch_index, x1, y1, x2, y2) for RoIAlign over input [batch, ...].
+OPBRIDGE_HD inline RoiPlan MakeRoiPlan(const RoiAlignParams& p, const float* roi, int64_t batch) {
+  RoiPlan plan{};
+  plan.geometry = MakeRoiGeometry(p, roi);
+  const RoiGeometry& g = plan.geometry;
+  const bool pools = IsRoiBatchIndex(roi[0], batch) && g.finite &&
+                     WithinSampleBudget(g.grid_h, g.grid_w, p.output_height, p.output_width);
+  plan.kind = pools ? RoiPlan::kPool : RoiPlan::kNan;
+  plan.image = pools ? static_cast<int64_t>(roi[0]) : 0;
+  return plan;
 }
 
-// What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
-// computes and writes (RoiAlignValue).
-OPBRIDGE_HD inline void RoiAlignElement(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
-                                        int64_t height, int64_t width, const float* rois, int64_t index,
-                                        float* output) {
-  const RoiElement e = RoiElementOf(p, channels, index);
-  output[index] = RoiAlignValue(p, input, batch, channels, height, width, rois + e.roi * 5, e.channel, e.bin);
+// Output element `index` of [num_rois, channels, out_h, out_w] as (RoI, channel, bin), in the index
+// type of the kernel (int32_t where the element count allows: GPU division is cheap only there).
+template <class Index>
+struct RoiElement {
+  Index roi, channel, bin;
+};
+template <class Index>
+OPBRIDGE_HD inline RoiElement<Index> RoiElementOf(Index bins, Index channels, Index index) {
+  const Index row = index / bins;
+  return {row / channels, row % channels, index - row * bins};
+}
+
+// The value of bin `bin` (ph * out_w + pw) of channel c of a RoI with plan `plan`, pooled from the
+// map data [batch, channels, height, width]: NaN for kNan, 0 for kZero, else RoiAlignBin.
+OPBRIDGE_HD inline float RoiPlanValue(const RoiAlignParams& p, const RoiPlan& plan, const float* data, int64_t channels,
+                                      int64_t height, int64_t width, int64_t c, int64_t bin) {
+  if (plan.kind == RoiPlan::kNan) return NAN;
+  if (plan.kind != RoiPlan::kPool) return 0.0f;
+  const float* plane = data + (plan.image * channels + c) * height * width;
+  return RoiAlignBin(p, plan.geometry, plane, height, width, bin / p.output_width, bin % p.output_width);
+}
+
+// What the RoIAlign CUDA kernel's thread for output element `index` of [num_rois, channels, out_h,
+// out_w] writes, the RoIs' plans (MakeRoiPlan) made.
+template <class Index>
+OPBRIDGE_HD inline void RoiAlignElement(const RoiAlignParams& p, const RoiPlan* plans, const float* input,
+                                        int64_t channels, int64_t height, int64_t width, Index index, float* output) {
+  const auto e = RoiElementOf<Index>(static_cast<Index>(p.output_height * p.output_width),
+                                     static_cast<Index>(channels), index);
+  output[index] = RoiPlanValue(p, plans[e.roi], input, channels, height, width, e.channel, e.bin);
 }
 
 }  // namespace opbridge::shared

@@ -15,7 +15,7 @@ Status RunGroupNormCuda(const OrtApi& api, OrtKernelContext* ctx, const InputTen
   if (!has_values) return Status::Ok();
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  OrtScratchAllocator scratch(api, ctx, cuda.device);
+  CudaScratchAllocator scratch(api, ctx, cuda.device);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cuda::GroupNorm(input.Data<float>(), NormLayoutOf(input.shape), num_groups,
                          scale.present ? scale.Data<float>() : nullptr, bias.present ? bias.Data<float>() : nullptr,

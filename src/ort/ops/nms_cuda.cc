@@ -17,7 +17,7 @@ Status NmsOp::RunCuda(const OrtApi& api, OrtKernelContext* ctx, bool with_catego
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, with_categories, &boxes, &scores, &idxs));
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  OrtScratchAllocator scratch(api, ctx, cuda.device);
+  CudaScratchAllocator scratch(api, ctx, cuda.device);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cuda::Nms(
       params_, boxes.Data<float>(), scores.Data<float>(), with_categories ? idxs.Data<int64_t>() : nullptr,
@@ -36,7 +36,7 @@ Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) co
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  OrtScratchAllocator scratch(api, ctx, cuda.device);
+  CudaScratchAllocator scratch(api, ctx, cuda.device);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cuda::MulticlassNms(
       params_, boxes.Data<float>(), scores.Data<float>(), boxes.shape[0], scores.shape[1], boxes.shape[1],

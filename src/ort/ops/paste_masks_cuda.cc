@@ -15,8 +15,10 @@ Status PasteMasksOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const
   if (output == nullptr) return Status::Ok();
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
+  CudaScratchAllocator scratch(api, ctx, cuda.device);
+  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cuda::PasteMasks(masks.Data<float>(), masks.shape[0], masks.shape[2], boxes.Data<float>(), size[0], size[1],
-                          params_.padding, output, cuda.stream);
+                          params_.padding, output, scratch, cuda.stream);
 }
 
 }  // namespace opbridge::ort
