@@ -1,12 +1,15 @@
 // The CUDA NMS kernels' steps (kernels/cuda/nms.cu), run on the host: the same host-and-device
-// functions (kernels/shared/nms_tiles.h, nms_layouts.h) in the kernels' order, the thread block's
-// phases one after another, and CUB's stable radix sort as a stable sort by key. The tests compare
-// what they give with the CPU kernels.
+// functions (kernels/shared/nms_tiles.h, nms_layouts.h) in the kernels' order, each kernel's threads
+// one after another, CUB's stable radix and segmented sorts as stable sorts by key and its scans as
+// loops. The tests compare what they give with the CPU kernels. `budget_words` is the plan's mask
+// budget (the kernels use shared::kNmsMaskBudgetWords): 0 sends every problem to the tile path, a
+// small one splits a call between the two paths.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "core/nms.h"
@@ -16,11 +19,12 @@
 
 namespace opbridge::testing {
 
-// CUB's DeviceRadixSort::SortPairs: ascending keys, stable.
+// CUB's DeviceRadixSort::SortPairs over [begin, end): ascending keys, stable.
 template <class Key, class Value>
-void SortPairsOnHost(std::vector<Key>* keys, std::vector<Value>* values) {
-  std::vector<size_t> order(keys->size());
-  std::iota(order.begin(), order.end(), size_t{0});
+void SortPairsOnHost(std::vector<Key>* keys, std::vector<Value>* values, size_t begin = 0, size_t end = SIZE_MAX) {
+  end = std::min(end, keys->size());
+  std::vector<size_t> order(end - begin);
+  std::iota(order.begin(), order.end(), begin);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*keys)[a] < (*keys)[b]; });
   std::vector<Key> sorted_keys;
   std::vector<Value> sorted_values;
@@ -28,92 +32,202 @@ void SortPairsOnHost(std::vector<Key>* keys, std::vector<Value>* values) {
     sorted_keys.push_back((*keys)[i]);
     sorted_values.push_back((*values)[i]);
   }
-  *keys = sorted_keys;
-  *values = sorted_values;
+  std::copy(sorted_keys.begin(), sorted_keys.end(), keys->begin() + begin);
+  std::copy(sorted_values.begin(), sorted_values.end(), values->begin() + begin);
 }
 
-// GreedyKernel: per problem, tiles of kNmsTile candidates, each phase for every "thread".
-inline void GreedyOnHost(const shared::NmsProblems& s, const std::vector<int32_t>& sorted_positions, int64_t segment,
-                         const std::vector<int64_t>* taking_part, int64_t problems, int64_t kept_capacity,
-                         std::vector<shared::NmsCandidate>* kept, std::vector<int64_t>* kept_counts) {
+// What the suppression steps leave (nms.cu's Suppression).
+struct HostSuppression {
+  std::vector<int32_t> sorted_positions;
+  std::vector<shared::NmsProblem> problems;
+  std::vector<int32_t> kept_positions;
+  std::vector<int64_t> kept_counts;
+};
+
+// nms.cu's Suppress: the sorted boxes, the plan, the mask and its resolution (mask path), the tile
+// path for the problems the plan leaves off the mask.
+inline void SuppressOnHost(HostSuppression* a, const shared::NmsBoxSource& source, int64_t kept_slots, float threshold,
+                           int64_t budget_words) {
   using shared::kNmsTile;
-  using shared::kNmsTileWords;
-  kept->assign(static_cast<size_t>(problems * kept_capacity), shared::NmsCandidate{});
-  kept_counts->assign(static_cast<size_t>(problems), 0);
-  for (int64_t p = 0; p < problems; ++p) {
-    const int64_t count = taking_part != nullptr ? (*taking_part)[p] : segment;
-    const int32_t* positions = sorted_positions.data() + p * segment;
-    shared::NmsCandidate* problem_kept = kept->data() + p * kept_capacity;
-    const int64_t room = std::min(count, kept_capacity);
-    int64_t kept_count = 0;
-    for (int64_t start = 0; start < count && kept_count < room; start += kNmsTile) {
-      const int in_tile = static_cast<int>(std::min<int64_t>(count - start, kNmsTile));
-      shared::NmsCandidate tile[kNmsTile];
-      uint8_t suppressed[kNmsTile];
-      uint32_t mask[kNmsTile * kNmsTileWords];
-      int16_t chosen[kNmsTile];
-      for (int t = 0; t < in_tile; ++t) {
-        tile[t] = shared::LoadCandidate(s, p, positions[start + t]);
-        suppressed[t] = shared::SuppressedByKept(s, problem_kept, kept_count, tile[t]);
-      }
-      for (int t = 0; t < in_tile; ++t) {
-        for (int w = 0; w < kNmsTileWords; ++w) {
-          mask[t * kNmsTileWords + w] = suppressed[t] ? 0u : shared::TileMaskWord(s, tile, in_tile, t, w);
+  const int64_t entries = static_cast<int64_t>(a->sorted_positions.size());
+  std::vector<shared::NmsBox> boxes(entries);
+  for (int64_t i = 0; i < entries; ++i) {  // SortedBoxesKernel
+    if (source.segment > 0) {
+      const shared::NmsProblem& p = a->problems[i / source.segment];
+      if (i - p.begin >= p.count) continue;
+    }
+    boxes[i] = source.BoxOf(i, a->sorted_positions[i]);
+  }
+  int64_t mask_words = 0, pairs = 0;  // PlanKernel
+  shared::PlanNmsProblems(a->problems.data(), static_cast<int64_t>(a->problems.size()), budget_words, &mask_words,
+                          &pairs);
+  std::vector<uint64_t> mask(mask_words);
+  a->kept_positions.assign(kept_slots, -1);
+  a->kept_counts.assign(a->problems.size(), -1);
+  for (size_t index = 0; index < a->problems.size(); ++index) {
+    const shared::NmsProblem& p = a->problems[index];
+    const int64_t room = shared::KeptRoom(p);
+    int64_t kept_total = 0;
+    if (p.uses_mask) {
+      uint64_t* rows = mask.data() + p.mask_begin;
+      for (int64_t row_tile = 0; row_tile < p.words; ++row_tile) {  // MaskKernel, the problem's pairs
+        for (int64_t column = row_tile; column < p.words; ++column) {
+          const shared::NmsBox* columns = boxes.data() + p.begin + column * kNmsTile;
+          for (int64_t i = row_tile * kNmsTile; i < std::min(p.count, (row_tile + 1) * kNmsTile); ++i) {
+            rows[i * p.words + column] =
+                shared::NmsMaskWord(boxes[p.begin + i], i, columns, column, p.count, source.offset, threshold);
+          }
         }
       }
-      const int added = shared::ResolveTile(mask, suppressed, in_tile, room - kept_count, chosen);
-      for (int k = 0; k < added; ++k) problem_kept[kept_count + k] = tile[chosen[k]];
-      kept_count += added;
+      std::vector<uint64_t> removed(p.words, 0);  // ResolveKernel
+      for (int64_t tile = 0; tile < p.words && kept_total < room; ++tile) {
+        const int64_t first = tile * kNmsTile;
+        const int in_tile = static_cast<int>(std::min<int64_t>(kNmsTile, p.count - first));
+        uint64_t diag[kNmsTile];
+        for (int t = 0; t < in_tile; ++t) diag[t] = rows[(first + t) * p.words + tile];
+        const uint64_t kept = shared::ResolveTileBits(removed[tile], diag, in_tile, room - kept_total);
+        for (int t = 0; t < kNmsTile; ++t) {
+          if ((kept >> t) & 1) {
+            a->kept_positions[p.kept_begin + kept_total + shared::KeptRank(kept, t)] =
+                a->sorted_positions[p.begin + first + t];
+          }
+        }
+        if (kept != 0) {
+          for (int64_t w = tile + 1; w < p.words; ++w) removed[w] |= shared::KeptRowsWord(rows, p.words, tile, kept, w);
+        }
+        kept_total += shared::PopCount(kept);
+      }
+    } else {
+      std::vector<shared::NmsBox> kept_list(std::max<int64_t>(room, 1));  // TileKernel
+      for (int64_t first = 0; first < p.count && kept_total < room; first += kNmsTile) {
+        const int in_tile = static_cast<int>(std::min<int64_t>(kNmsTile, p.count - first));
+        const shared::NmsBox* tile = boxes.data() + p.begin + first;
+        uint64_t removed = 0, diag[kNmsTile];
+        for (int t = 0; t < in_tile; ++t) {
+          const bool suppressed = shared::SuppressedByKept(kept_list.data(), kept_total, tile[t], source.offset, threshold);
+          if (suppressed) removed |= uint64_t{1} << t;
+          diag[t] = suppressed ? 0 : shared::NmsMaskWord(tile[t], first + t, tile, first / kNmsTile, p.count,
+                                                         source.offset, threshold);
+        }
+        const uint64_t kept = shared::ResolveTileBits(removed, diag, in_tile, room - kept_total);
+        for (int t = 0; t < in_tile; ++t) {
+          if ((kept >> t) & 1) {
+            const int64_t at = kept_total + shared::KeptRank(kept, t);
+            kept_list[at] = tile[t];
+            a->kept_positions[p.kept_begin + at] = a->sorted_positions[p.begin + first + t];
+          }
+        }
+        kept_total += shared::PopCount(kept);
+      }
     }
-    (*kept_counts)[p] = kept_count;
+    a->kept_counts[index] = kept_total;
   }
+}
+
+// The problems of the per-(image, class) layouts (nms.cu's SegmentCandidates): each problem's
+// candidates compacted to the start of its segment, in box order, then sorted by score.
+template <class Layout>
+HostSuppression SegmentCandidatesOnHost(const Layout& layout, int64_t problems, int64_t limit, int64_t room) {
+  const int64_t entries = problems * layout.segment;
+  std::vector<int64_t> ranks(entries + 1);
+  for (int64_t v = 0; v <= entries; ++v) ranks[v] = v < entries && layout.Candidate(v);  // CandidateFlagsKernel
+  int64_t sum = 0;
+  for (int64_t& r : ranks) sum += std::exchange(r, sum);  // the exclusive scan
+  std::vector<uint32_t> keys(entries, 0);
+  HostSuppression a;
+  a.sorted_positions.assign(entries, -1);
+  for (int64_t v = 0; v < entries; ++v) {  // ScatterCandidatesKernel
+    if (ranks[v + 1] == ranks[v]) continue;
+    const int64_t start = (v / layout.segment) * layout.segment, at = start + (ranks[v] - ranks[start]);
+    keys[at] = shared::DescendingScoreKey(layout.Score(v));
+    a.sorted_positions[at] = static_cast<int32_t>(v - start);
+  }
+  for (int64_t p = 0; p < problems; ++p) {  // SegmentProblemsKernel, then the segmented sort
+    const int64_t start = p * layout.segment, candidates = ranks[start + layout.segment] - ranks[start];
+    shared::NmsProblem problem{};
+    problem.begin = start;
+    problem.count = std::min(candidates, limit);
+    problem.kept_begin = p * room;
+    problem.kept_room = room;
+    a.problems.push_back(problem);
+    SortPairsOnHost(&keys, &a.sorted_positions, start, start + candidates);
+  }
+  return a;
 }
 
 // cuda::Nms: the kept indices.
 inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector<float>& boxes,
-                                      const std::vector<float>& scores, const int64_t* categories) {
+                                      const std::vector<float>& scores, const int64_t* categories,
+                                      int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const int64_t n = static_cast<int64_t>(scores.size());
-  std::vector<uint32_t> keys(n);
-  std::vector<int32_t> positions(n);
-  for (int64_t i = 0; i < n; ++i) {
-    keys[i] = shared::DescendingScoreKey(scores[i]);
-    positions[i] = static_cast<int32_t>(i);
-  }
-  SortPairsOnHost(&keys, &positions);
-  const shared::NmsProblems s{boxes.data(), 1, 0, 0, 4, categories, static_cast<float>(params.offset),
-                              params.iou_threshold};
-  std::vector<shared::NmsCandidate> kept;
-  std::vector<int64_t> counts;
-  GreedyOnHost(s, positions, n, nullptr, 1, n, &kept, &counts);
   std::vector<int64_t> keep;
-  for (int64_t k = 0; k < (n > 0 ? counts[0] : 0); ++k) keep.push_back(kept[k].position);
+  if (n == 0) return keep;
+  std::vector<uint32_t> keys(n);
+  HostSuppression a;
+  a.sorted_positions.resize(n);
+  for (int64_t i = 0; i < n; ++i) {  // ScoreKeysKernel
+    keys[i] = shared::DescendingScoreKey(scores[i]);
+    a.sorted_positions[i] = static_cast<int32_t>(i);
+  }
+  SortPairsOnHost(&keys, &a.sorted_positions);
+  const shared::NmsBoxSource source{boxes.data(), 0, 1, 0, 0, 4, static_cast<float>(params.offset)};
+  if (categories == nullptr) {
+    shared::NmsProblem problem{};  // SingleProblemKernel
+    problem.count = problem.kept_room = n;
+    a.problems.push_back(problem);
+    SuppressOnHost(&a, source, n, params.iou_threshold, budget_words);
+    keep.assign(a.kept_positions.begin(), a.kept_positions.begin() + a.kept_counts[0]);
+    return keep;
+  }
+  std::vector<uint64_t> category_keys(n);  // CategoryKeysKernel, then the stable sort by category
+  for (int64_t i = 0; i < n; ++i) category_keys[i] = shared::CategoryKey(categories[a.sorted_positions[i]]);
+  SortPairsOnHost(&category_keys, &a.sorted_positions);
+  std::vector<int64_t> runs(n + 1);  // RunStartsKernel, the scan, RunBeginsKernel, RunCountsKernel
+  for (int64_t i = 0; i <= n; ++i) runs[i] = i < n && (i == 0 || category_keys[i] != category_keys[i - 1]);
+  int64_t sum = 0;
+  for (int64_t& r : runs) sum += std::exchange(r, sum);
+  for (int64_t i = 0; i < n; ++i) {
+    if (runs[i + 1] == runs[i]) continue;
+    shared::NmsProblem problem{};
+    problem.begin = problem.kept_begin = i;
+    a.problems.push_back(problem);
+  }
+  for (size_t p = 0; p < a.problems.size(); ++p) {
+    const int64_t end = p + 1 < a.problems.size() ? a.problems[p + 1].begin : n;
+    a.problems[p].count = a.problems[p].kept_room = end - a.problems[p].begin;
+  }
+  SuppressOnHost(&a, source, n, params.iou_threshold, budget_words);
+  std::vector<uint32_t> order_keys(n, shared::kNotACandidate);  // UnkeptKeysKernel, KeptKeysKernel
+  std::vector<int32_t> positions(n);
+  std::iota(positions.begin(), positions.end(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t problem = runs[i + 1] - 1;
+    if (i - a.problems[problem].kept_begin < a.kept_counts[problem]) {
+      order_keys[a.kept_positions[i]] = shared::DescendingScoreKey(scores[a.kept_positions[i]]);
+    }
+  }
+  SortPairsOnHost(&order_keys, &positions);
+  const int64_t total = std::accumulate(a.kept_counts.begin(), a.kept_counts.end(), int64_t{0});
+  keep.assign(positions.begin(), positions.begin() + total);
   return keep;
 }
 
 // cuda::MulticlassNms: the [rows, 3] rows, flattened.
 inline std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& params, const std::vector<float>& boxes,
                                                 const std::vector<float>& scores, int64_t batch, int64_t classes,
-                                                int64_t n) {
-  const int64_t problems = batch * classes, entries = problems * n;
+                                                int64_t n, int64_t budget_words = shared::kNmsMaskBudgetWords) {
+  const int64_t problems = batch * classes;
   const int64_t cap = params.max_output_boxes_per_class < 0 || params.max_output_boxes_per_class > n
                           ? n : params.max_output_boxes_per_class;
   std::vector<int64_t> rows;
   if (problems == 0 || cap == 0) return rows;
-  std::vector<uint64_t> keys(entries);
-  std::vector<int32_t> positions(entries);
-  for (int64_t i = 0; i < entries; ++i) {
-    keys[i] = shared::MulticlassNmsKey(scores.data(), n, params.score_threshold, i);
-    positions[i] = static_cast<int32_t>(i % n);
-  }
-  SortPairsOnHost(&keys, &positions);
-  std::vector<int64_t> taking_part(problems);
-  for (int64_t p = 0; p < problems; ++p) taking_part[p] = shared::CountCandidates(keys.data() + p * n, n);
-  const shared::NmsProblems s{boxes.data(), classes, n * 4, 0, 4, nullptr, 0.0f, params.iou_threshold};
-  std::vector<shared::NmsCandidate> kept;
-  std::vector<int64_t> counts;
-  GreedyOnHost(s, positions, n, &taking_part, problems, cap, &kept, &counts);
-  for (int64_t p = 0; p < problems; ++p) {
-    for (int64_t k = 0; k < counts[p]; ++k) rows.insert(rows.end(), {p / classes, p % classes, kept[p * cap + k].position});
+  HostSuppression a = SegmentCandidatesOnHost(shared::MulticlassLayout{scores.data(), n, params.score_threshold},
+                                              problems, n, cap);
+  const shared::NmsBoxSource source{boxes.data(), n, classes, n * 4, 0, 4, 0.0f};
+  SuppressOnHost(&a, source, problems * cap, params.iou_threshold, budget_words);
+  for (int64_t p = 0; p < problems; ++p) {  // SelectedRowsKernel (rows in problem, then kept order)
+    for (int64_t k = 0; k < a.kept_counts[p]; ++k) rows.insert(rows.end(), {p / classes, p % classes,
+                                                                            a.kept_positions[p * cap + k]});
   }
   return rows;
 }
@@ -126,36 +240,24 @@ struct TrtOutputs {
 
 inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const std::vector<float>& boxes,
                                       int64_t loc_classes, const std::vector<float>& scores, int64_t batch,
-                                      int64_t num_boxes, int64_t classes) {
+                                      int64_t num_boxes, int64_t classes,
+                                      int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const int64_t keep = params.keep_topk, rows = batch * keep;
   TrtOutputs out{std::vector<float>(rows * 5, 0.0f), std::vector<int32_t>(rows, -1), std::vector<int32_t>(rows, -1)};
   if (rows == 0 || num_boxes == 0 || classes == 0) return out;
-  const int64_t problems = batch * classes, entries = problems * num_boxes;
+  const int64_t problems = batch * classes;
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
   const int64_t capacity = std::min(keep, top_k), merged = problems * capacity;
-  std::vector<uint64_t> keys(entries);
-  std::vector<int32_t> positions(entries);
-  for (int64_t i = 0; i < entries; ++i) {
-    keys[i] = shared::TrtBatchedNmsKey(params, scores.data(), num_boxes, classes, i);
-    positions[i] = static_cast<int32_t>((i / classes) % num_boxes);
-  }
-  SortPairsOnHost(&keys, &positions);
-  std::vector<int64_t> taking_part(problems);
-  for (int64_t p = 0; p < problems; ++p) {
-    taking_part[p] = std::min(shared::CountCandidates(keys.data() + p * num_boxes, num_boxes), top_k);
-  }
-  const shared::NmsProblems s{boxes.data(), classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
-                              loc_classes * 4, nullptr, 0.0f, params.iou_threshold};
-  std::vector<shared::NmsCandidate> kept;
-  std::vector<int64_t> counts;
-  GreedyOnHost(s, positions, num_boxes, &taking_part, problems, capacity, &kept, &counts);
-  std::vector<int32_t> kept_positions(merged);
-  for (int64_t e = 0; e < merged; ++e) kept_positions[e] = kept[e].position;
-  std::vector<uint64_t> merge_keys(merged);
+  const shared::TrtLayout layout{scores.data(), num_boxes, classes, params.background_label_id, params.score_threshold};
+  HostSuppression a = SegmentCandidatesOnHost(layout, problems, top_k, capacity);
+  const shared::NmsBoxSource source{boxes.data(), num_boxes, classes, num_boxes * loc_classes * 4,
+                                    loc_classes == 1 ? 0 : 4, loc_classes * 4, 0.0f};
+  SuppressOnHost(&a, source, merged, params.iou_threshold, budget_words);
+  std::vector<uint64_t> merge_keys(merged);  // MergeKeysKernel, the sort, TrtDetectionsKernel
   std::vector<int64_t> entries_of(merged);
   for (int64_t e = 0; e < merged; ++e) {
-    merge_keys[e] = shared::TrtMergeKey(scores.data(), num_boxes, classes, capacity, counts.data(),
-                                        kept_positions.data(), e);
+    merge_keys[e] = shared::TrtMergeKey(scores.data(), num_boxes, classes, capacity, a.kept_counts.data(),
+                                        a.kept_positions.data(), e);
     entries_of[e] = e;
   }
   SortPairsOnHost(&merge_keys, &entries_of);
@@ -164,7 +266,7 @@ inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const s
     const int64_t b = i / per_image, row = i % per_image, at = b * classes * capacity + row;
     if (static_cast<uint32_t>(merge_keys[at]) == shared::kNotACandidate) continue;
     shared::WriteTrtDetection(params, boxes.data(), loc_classes, scores.data(), num_boxes, classes, capacity,
-                              kept_positions.data(), b, row, entries_of[at], out.dets.data(), out.labels.data(),
+                              a.kept_positions.data(), b, row, entries_of[at], out.dets.data(), out.labels.data(),
                               out.index.data());
   }
   return out;

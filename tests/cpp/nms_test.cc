@@ -273,11 +273,15 @@ TEST(NmsParams, RejectBadValuesAndShapes) {
 }
 
 // ---- The CUDA kernels' code, run on the host ------------------------------------------------------
-// The CUDA kernels sort with a stable radix sort of DescendingScoreKey and suppress tile by tile
-// (kernels/shared/nms_tiles.h); nms_device_code.h runs those steps on the host. They must keep
-// exactly the CPU kernels' boxes, in the CPU kernels' order: sparse scenes (hundreds kept, so that
-// kept boxes of earlier tiles suppress), dense ones, tied and quantized scores, NaN, infinite and
-// signed-zero scores, NaN, infinite and inverted boxes, both offsets, every threshold kind.
+// The CUDA kernels sort with stable radix (and segmented) sorts of DescendingScoreKey, split the
+// candidates into problems (a category, an image and class), and suppress each with the mask of its
+// tile pairs, or tile by tile against its kept boxes where the mask does not fit
+// (kernels/shared/nms_tiles.h); nms_device_code.h runs those steps on the host, with the plan's
+// budget that puts every problem on the mask path, none, or some. They must keep exactly the CPU
+// kernels' boxes, in the CPU kernels' order: sparse scenes (hundreds kept, so that kept boxes of
+// earlier tiles suppress), dense ones, tied and quantized scores, NaN, infinite and signed-zero
+// scores, NaN, infinite and inverted boxes, both offsets, every threshold kind.
+constexpr int64_t kBudgets[] = {shared::kNmsMaskBudgetWords, 0, 300, 6000};  // all, none, some
 
 // n boxes [n, 4] and scores [n] with the awkward values above.
 void AwkwardScene(std::mt19937* rng, int64_t n, float spread, std::vector<float>* boxes, std::vector<float>* scores) {
@@ -317,9 +321,12 @@ TEST(NmsDeviceCode, KeepsTheCpuKernelsBoxesInTheirOrder) {
             ASSERT_TRUE(cpu.status.ok());
             NmsParams p;
             ASSERT_TRUE(MakeNmsParams(threshold, offset, &p).ok());
-            const auto device = testing::NmsOnHost(p, boxes, scores, cats ? cats->data() : nullptr);
-            ASSERT_EQ(device, cpu.keep) << n << " boxes, spread " << spread << ", threshold " << threshold
-                                        << ", offset " << offset << (cats ? ", categories" : "");
+            for (int64_t budget : kBudgets) {
+              const auto device = testing::NmsOnHost(p, boxes, scores, cats ? cats->data() : nullptr, budget);
+              ASSERT_EQ(device, cpu.keep) << n << " boxes, spread " << spread << ", threshold " << threshold
+                                          << ", offset " << offset << (cats ? ", categories" : "") << ", budget "
+                                          << budget;
+            }
           }
         }
       }
@@ -356,11 +363,41 @@ TEST(MulticlassNmsDeviceCode, KeepsTheCpuKernelsRows) {
         for (int64_t c : counts) total += c;
         std::vector<int64_t> rows(3 * total);
         cpu::WriteSelectedRows(kept.data(), counts.data(), batch, classes, cap, rows.data());
-        ASSERT_EQ(testing::MulticlassNmsOnHost(p, boxes, scores, batch, classes, n), rows)
-            << "score > " << score_threshold << ", limit " << limit << ", iou " << iou;
+        for (int64_t budget : kBudgets) {
+          ASSERT_EQ(testing::MulticlassNmsOnHost(p, boxes, scores, batch, classes, n, budget), rows)
+              << "score > " << score_threshold << ", limit " << limit << ", iou " << iou << ", budget " << budget;
+        }
       }
     }
   }
+}
+
+TEST(NmsDeviceCode, ResolvesATileAsTheGreedyLoop) {
+  // Candidates 0..4 of a tile: 0 suppresses 2, 1 suppresses 3 and 4, 3 suppresses 4; the earlier
+  // tiles removed 1. Greedy: 0 kept, 1 removed, 2 suppressed by 0, 3 kept (1 is not kept), 4
+  // suppressed by 3.
+  const uint64_t diag[5] = {0b00100, 0b11000, 0, 0b10000, 0};
+  EXPECT_EQ(shared::ResolveTileBits(0b00010, diag, 5, 64), 0b01001u);
+  EXPECT_EQ(shared::ResolveTileBits(0b00010, diag, 5, 1), 0b00001u);  // the cap
+  EXPECT_EQ(shared::ResolveTileBits(0, diag, 5, 64), 0b00011u);       // 1 kept: 3 and 4 go
+  EXPECT_EQ(shared::ResolveTileBits(~uint64_t{0}, diag, 5, 64), 0u);
+  EXPECT_EQ(shared::KeptRank(0b01001, 3), 1);
+}
+
+TEST(NmsDeviceCode, ThePlanPutsAPrefixOfTheProblemsOnTheMaskPath) {
+  std::vector<shared::NmsProblem> problems(4);
+  const int64_t counts[4] = {100, shared::kNmsMaxMaskRows + 1, 64, 200};  // masks of 200, 0 (too many), 64, 800
+  for (int k = 0; k < 4; ++k) problems[k].count = counts[k];
+  int64_t words = 0, pairs = 0;
+  shared::PlanNmsProblems(problems.data(), 4, 300, &words, &pairs);
+  EXPECT_EQ(problems[0].uses_mask, 1);
+  EXPECT_EQ(problems[1].uses_mask, 0);
+  EXPECT_EQ(problems[2].uses_mask, 1);
+  EXPECT_EQ(problems[3].uses_mask, 0);  // 200 + 64 + 800 > 300
+  EXPECT_EQ(problems[2].mask_begin, 200);
+  EXPECT_EQ(problems[2].pair_begin, 4);  // problem 0: 2 x 2 pairs
+  EXPECT_EQ(words, 264);
+  EXPECT_EQ(pairs, 5);
 }
 
 }  // namespace

@@ -240,7 +240,8 @@ TEST(TrtBatchedNms, ShapeRules) {
 }
 
 // ---- The CUDA kernel's code, run on the host ------------------------------------------------------
-// The CUDA kernel's steps (nms_device_code.h: keys, stable sorts, tiles, the merge) must write the
+// The CUDA kernel's steps (nms_device_code.h: candidates, segmented sorts, mask or tile paths, the
+// merge; with every problem on the mask path, none, and some) must write the
 // CPU kernel's outputs element for element: shared and per-class boxes, topk cuts, keep_topk cuts
 // of the merge, the background class, clipping, NaN scores and ties.
 TEST(TrtBatchedNmsDeviceCode, WritesTheCpuKernelsOutputs) {
@@ -264,13 +265,16 @@ TEST(TrtBatchedNmsDeviceCode, WritesTheCpuKernelsOutputs) {
           for (int64_t clip : {0, 1}) {
             const auto p = Params(classes, keep, 0.45f, 0.3f, topk, background, clip);
             const auto cpu = Detect(p, used, loc, scores, batch, n);
-            const auto device = testing::TrtBatchedNmsOnHost(p, used, loc, scores, batch, n, classes);
-            const std::string where = "loc " + std::to_string(loc) + ", keep_topk " + std::to_string(keep) +
-                                      ", topk " + std::to_string(topk) + ", background " + std::to_string(background) +
-                                      ", clip " + std::to_string(clip);
-            ASSERT_EQ(device.dets, cpu.dets) << where;
-            ASSERT_EQ(device.labels, cpu.labels) << where;
-            ASSERT_EQ(device.index, cpu.index) << where;
+            for (int64_t budget : {shared::kNmsMaskBudgetWords, int64_t{0}, int64_t{3000}}) {
+              const auto device = testing::TrtBatchedNmsOnHost(p, used, loc, scores, batch, n, classes, budget);
+              const std::string where = "loc " + std::to_string(loc) + ", keep_topk " + std::to_string(keep) +
+                                        ", topk " + std::to_string(topk) + ", background " +
+                                        std::to_string(background) + ", clip " + std::to_string(clip) + ", budget " +
+                                        std::to_string(budget);
+              ASSERT_EQ(device.dets, cpu.dets) << where;
+              ASSERT_EQ(device.labels, cpu.labels) << where;
+              ASSERT_EQ(device.index, cpu.index) << where;
+            }
           }
         }
       }

@@ -3,11 +3,16 @@
 // (opbridge::TrtBatchedNms, mmdeploy::TRTBatchedNMS). Framework-free: raw device pointers, shapes,
 // params, device scratch and the stream.
 //
-// They keep exactly the CPU kernels' boxes in the CPU kernels' order: candidates sorted by score
-// with a stable radix sort of DescendingScoreKey (NaN first, ties by index), then greedy
-// suppression with the same rule (kernels/shared/nms_tiles.h). An output whose size depends on the
-// data (the box list, the multi-class rows) costs one copy of its count to the host and a
-// synchronization of the stream; TensorRT's fixed-size outputs need none.
+// They keep exactly the CPU kernels' boxes in the CPU kernels' order: each problem's candidates (a
+// box list, a category, an image and class) sorted by score with stable sorts of DescendingScoreKey
+// (NaN first, ties by index), then greedy suppression with the same rule over the problem's mask of
+// 64 x 64 tile pairs, computed grid-wide and resolved a tile at a time by a block per problem
+// (kernels/shared/nms_tiles.h; nms.cu has the steps and the expected times). An output whose size
+// depends on the data (the box list, the multi-class rows) costs one copy of its count to the host
+// and a synchronization of the stream; TensorRT's fixed-size outputs need none. A call whose mask
+// could exceed 256 MiB (many candidates per problem and many problems) first copies the mask's real
+// size to the host; problems of more than 65,536 candidates, or past the 256 MiB, are suppressed
+// tile by tile against their kept boxes instead (memory linear in the candidates, one SM each).
 #pragma once
 
 #include <stdint.h>

@@ -1,6 +1,6 @@
 // The per-entry steps of the CUDA NMS kernels that depend on the op's layout, as host-and-device
-// functions (the CPU tests run them): the sort keys that make every (image, class) problem a
-// segment of candidates in score order, and TensorRT batched NMS's detection rows.
+// functions (the CPU tests run them): which entries are candidates, in each op's problem-major
+// order, and TensorRT batched NMS's merge and detection rows.
 #pragma once
 
 #include <stdint.h>
@@ -11,30 +11,66 @@
 
 namespace opbridge::shared {
 
-// The key of a candidate of problem `problem`: sorted ascending, the problems come one after
-// another, each in descending score order, its non-candidates last.
+// The layouts with one problem per image and class. Entry v = p * segment + s of the problem-major
+// order is box s of problem p = b * classes + c; the compaction keeps each problem's candidates in
+// box order at the start of its segment [p * segment, (p + 1) * segment).
+//
+// The multi-class layout, scores [B, C, N] (segment N): already problem-major; a candidate scores >
+// score_threshold (never NaN).
+struct MulticlassLayout {
+  const float* scores;
+  int64_t segment;
+  float score_threshold;
+  OPBRIDGE_HD float Score(int64_t v) const { return scores[v]; }
+  OPBRIDGE_HD bool Candidate(int64_t v) const { return scores[v] > score_threshold; }
+};
+
+// TensorRT batched NMS, scores [B, S, C] (segment S): box s of class c of image b is entry
+// (b * S + s) * C + c; a candidate is not of the background class and scores > score_threshold.
+struct TrtLayout {
+  const float* scores;
+  int64_t segment, classes, background;
+  float score_threshold;
+  OPBRIDGE_HD int64_t ScoreIndex(int64_t v) const {
+    const int64_t p = v / segment, s = v % segment;
+    return ((p / classes) * segment + s) * classes + p % classes;
+  }
+  OPBRIDGE_HD float Score(int64_t v) const { return scores[ScoreIndex(v)]; }
+  OPBRIDGE_HD bool Candidate(int64_t v) const {
+    return (v / segment) % classes != background && scores[ScoreIndex(v)] > score_threshold;
+  }
+};
+
+// Where the boxes of sorted candidate i are: problem p = i / segment of a per-(image, class) layout
+// (segment 0: one box list) reads box `position` at boxes + (p / classes) * image_stride + (p % classes)
+// * class_stride + position * box_stride.
+struct NmsBoxSource {
+  const float* boxes;
+  int64_t segment, classes, image_stride, class_stride, box_stride;
+  float offset;
+  OPBRIDGE_HD NmsBox BoxOf(int64_t i, int32_t position) const {
+    const int64_t p = segment > 0 ? i / segment : 0;
+    const float* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
+                       static_cast<int64_t>(position) * box_stride;
+    return MakeNmsBox(box, offset);
+  }
+};
+
+// The key of an entry of problem `problem`: sorted ascending, the problems come one after another,
+// each in descending score order, its non-candidates last.
 OPBRIDGE_HD inline uint64_t ProblemKey(int64_t problem, bool candidate, float score) {
   return (static_cast<uint64_t>(problem) << 32) | (candidate ? DescendingScoreKey(score) : kNotACandidate);
 }
 
-// The multi-class layout, scores [B, C, N]: entry i is box i % N of problem i / N (image b, class
-// c), a candidate when its score is > score_threshold (never NaN).
-OPBRIDGE_HD inline uint64_t MulticlassNmsKey(const float* scores, int64_t n, float score_threshold, int64_t i) {
-  return ProblemKey(i / n, scores[i] > score_threshold, scores[i]);
-}
-
-// TensorRT batched NMS, scores [B, S, C]: entry i = (b * S + s) * C + c is box s of problem
-// b * C + c, a candidate when c is not the background class and its score is > score_threshold.
-OPBRIDGE_HD inline uint64_t TrtBatchedNmsKey(const TrtBatchedNmsParams& p, const float* scores, int64_t num_boxes,
-                                             int64_t classes, int64_t i) {
-  const int64_t c = i % classes, b = i / (num_boxes * classes);
-  return ProblemKey(b * classes + c, c != p.background_label_id && scores[i] > p.score_threshold, scores[i]);
+// A category as an unsigned key whose ascending order is the int64 order.
+OPBRIDGE_HD inline uint64_t CategoryKey(int64_t category) {
+  return static_cast<uint64_t>(category) ^ (uint64_t{1} << 63);
 }
 
 // TensorRT batched NMS's merge: kept box k of problem (b, c), at entry e = (b * classes + c) *
 // capacity + k, keyed by image, then descending score; entries past the problem's kept count
-// sort after the image's detections. A stable sort of the entries in order keeps ties by class,
-// then by the class's own order (the plugin's segmented stable sort).
+// sort after the image's detections (and are not read). A stable sort of the entries in order keeps
+// ties by class, then by the class's own order (the plugin's segmented stable sort).
 OPBRIDGE_HD inline uint64_t TrtMergeKey(const float* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
                                         const int64_t* kept_counts, const int32_t* kept_positions, int64_t e) {
   const int64_t problem = e / capacity, k = e % capacity;

@@ -42,7 +42,10 @@ OPBRIDGE_HD inline NmsBox MakeNmsBox(const float* box, float offset) {
 }
 
 // Whether kept box i suppresses the later box j under torchvision's and mmcv's CPU rule: IoU >
-// threshold, with their operand orders, which decide NaN results (std::max(0, NaN) is 0).
+// threshold, with their operand orders, which decide NaN results (std::max(0, NaN) is 0). The
+// threshold is in [0, 1] (CheckIouThreshold), so pairs without overlap need no division: an
+// intersection of 0 (or NaN, from 0 * inf) gives an IoU of 0, -0 or NaN, never > threshold. Most
+// pairs of a scene do not overlap, and a float division is the rule's dearest operation on a GPU.
 OPBRIDGE_HD inline bool TorchvisionSuppresses(const NmsBox& i, const NmsBox& j, float offset, float threshold) {
   const float xx1 = Max(i.x1, j.x1);
   const float yy1 = Max(i.y1, j.y1);
@@ -51,6 +54,7 @@ OPBRIDGE_HD inline bool TorchvisionSuppresses(const NmsBox& i, const NmsBox& j, 
   const float w = Max(0.0f, xx2 - xx1 + offset);
   const float h = Max(0.0f, yy2 - yy1 + offset);
   const float inter = w * h;
+  if (!(inter > 0.0f)) return false;
   return inter / (i.area + j.area - inter) > threshold;
 }
 

@@ -1,14 +1,24 @@
-// Greedy NMS in tiles, the CUDA kernels' algorithm, as host-and-device steps (kernels/cuda/nms.cu
-// runs them in a thread block; the CPU tests run them on the host against the CPU kernels).
+// Greedy NMS in tiles of 64 candidates, the CUDA kernels' algorithm, as host-and-device steps
+// (kernels/cuda/nms.cu runs them on the GPU; the CPU tests run them on the host against the CPU
+// kernels, tests/cpp/nms_device_code.h).
 //
-// The candidates of one problem (a box list, one category set, one image and class) come sorted
-// by score. A block of kNmsTile threads takes them a tile at a time: each thread tests its
-// candidate against the boxes kept from earlier tiles (SuppressedByKept) and computes which later
-// candidates of its tile it would suppress (TileMaskWord, a kNmsTile x kNmsTile bit matrix); one
-// thread then resolves the tile in order (ResolveTile): a candidate is kept unless an earlier kept
-// one suppresses it, the textbook greedy loop, so the kept boxes are exactly the CPU engine's
-// (greedy_nms.h, which skips only pairs its geometry proves cannot suppress). Kept boxes are
-// appended to the problem's list; the block stops when the problem's cap is reached.
+// Every op first turns its input into problems: the candidates of one box list, category, or image
+// and class, sorted by score (ties by index). A problem's candidates, in that order, are its rows.
+//
+// The suppression mask. Row i's word c holds a bit for each candidate j of column tile c (j in
+// [64c, 64c + 64)): set where i, if kept, suppresses j (j > i). One grid-wide launch computes every
+// word of every problem (NmsMaskWord, a thread per row and column tile), so all SMs work at once.
+// Then one thread block per problem resolves it a tile at a time (ResolveTileBits): the candidates
+// of tile t not removed by the kept ones of earlier tiles (`removed`, word t) are taken in order, each
+// kept unless a kept one of the same tile suppresses it (its row's word t), the textbook greedy loop,
+// stopping at the problem's cap; then the block ORs the kept rows' later words into `removed`, a word
+// per thread. The kept boxes are exactly the CPU engine's (greedy_nms.h), in its order.
+//
+// The mask has rows x ceil(rows / 64) words per problem. Problems whose masks do not fit (more than
+// kNmsMaxMaskRows candidates, or beyond kNmsMaskBudgetWords for the launch) take the tile path
+// instead: one block per problem, each tile's candidates tested against the problem's kept boxes
+// (SuppressedByKept) and against each other (NmsMaskWord on the tile), resolved as above; no mask, so
+// memory linear in the candidates, but the problem runs on one SM.
 #pragma once
 
 #include <stdint.h>
@@ -18,85 +28,124 @@
 
 namespace opbridge::shared {
 
-constexpr int kNmsTile = 256;  // candidates per tile, and threads per block
-constexpr int kNmsTileWords = kNmsTile / 32;
+constexpr int kNmsTile = 64;                               // candidates per tile: a 64-bit word
+constexpr int64_t kNmsMaxMaskWords = 1024;                 // words per row the resolving block holds
+constexpr int64_t kNmsMaxMaskRows = kNmsMaxMaskWords * kNmsTile;  // 65,536 candidates
+constexpr int64_t kNmsMaskBudgetWords = int64_t{32} << 20;        // 256 MiB of mask per call
 
-// Where the problems' boxes are and what suppresses. Problem p is image p / classes, class
-// p % classes; its box at `position` starts at boxes + (p / classes) * image_stride +
-// (p % classes) * class_stride + position * box_stride (floats). A box list is one problem
-// (classes 1, strides 0 but box_stride).
-struct NmsProblems {
-  const float* boxes;
-  int64_t classes, image_stride, class_stride, box_stride;
-  const int64_t* categories;  // per box position, or null; boxes of two categories never suppress
-  float offset, threshold;
+// One problem of a call, as the planning step (PlanNmsProblems) leaves it.
+struct NmsProblem {
+  int64_t begin;       // its first candidate in the sorted arrays (positions, boxes)
+  int64_t count;       // candidates taking part (rows)
+  int64_t kept_begin;  // its first slot in the kept arrays
+  int64_t kept_room;   // the most it keeps (its cap)
+  int64_t words;       // ceil(count / kNmsTile)
+  int64_t mask_begin;  // its first mask word (mask path)
+  int64_t pair_begin;  // its first (row tile, column tile) pair of the mask launch (mask path)
+  int32_t uses_mask;   // 1: the mask path; 0: the tile path
 };
 
-// A candidate as the tiles hold it.
-struct NmsCandidate {
-  NmsBox box;
-  int64_t category;
-  int32_t position;
-};
+// The most candidates a problem keeps: its cap, or all of them.
+OPBRIDGE_HD inline int64_t KeptRoom(const NmsProblem& p) { return Min(p.count, p.kept_room); }
 
-OPBRIDGE_HD inline NmsCandidate LoadCandidate(const NmsProblems& s, int64_t problem, int32_t position) {
-  const float* box = s.boxes + (problem / s.classes) * s.image_stride + (problem % s.classes) * s.class_stride +
-                     static_cast<int64_t>(position) * s.box_stride;
-  return {MakeNmsBox(box, s.offset), s.categories != nullptr ? s.categories[position] : 0, position};
+OPBRIDGE_HD inline int CountTrailingZeros(uint64_t bits) {  // bits != 0
+#if defined(__CUDA_ARCH__)
+  return __ffsll(static_cast<long long>(bits)) - 1;
+#else
+  return __builtin_ctzll(bits);
+#endif
 }
 
-OPBRIDGE_HD inline bool Suppresses(const NmsProblems& s, const NmsCandidate& kept, const NmsCandidate& later) {
-  return kept.category == later.category && TorchvisionSuppresses(kept.box, later.box, s.offset, s.threshold);
+OPBRIDGE_HD inline int PopCount(uint64_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __popcll(bits);
+#else
+  return __builtin_popcountll(bits);
+#endif
 }
 
-// Whether a kept box of the earlier tiles suppresses candidate c.
-OPBRIDGE_HD inline bool SuppressedByKept(const NmsProblems& s, const NmsCandidate* kept, int64_t kept_count,
-                                         const NmsCandidate& c) {
-  for (int64_t k = 0; k < kept_count; ++k) {
-    if (Suppresses(s, kept[k], c)) return true;
-  }
-  return false;
-}
+// The low `count` bits (count in [0, 64]).
+OPBRIDGE_HD inline uint64_t LowBits(int count) { return count >= 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1; }
 
-// Bits u - 32 * word (u in [32 * word, 32 * word + 32)) of tile candidate t's row: set where
-// t would suppress the later candidate u (u > t, u < count).
-OPBRIDGE_HD inline uint32_t TileMaskWord(const NmsProblems& s, const NmsCandidate* tile, int count, int t, int word) {
-  uint32_t bits = 0;
-  for (int b = 0; b < 32; ++b) {
-    const int u = word * 32 + b;
-    if (u > t && u < count && Suppresses(s, tile[t], tile[u])) bits |= 1u << b;
+// Word `column` of row i: bit b set where candidate i suppresses candidate j = 64 * column + b, for j
+// > i and j < rows. columns: the boxes of that column tile (column_boxes[b] is candidate j's).
+OPBRIDGE_HD inline uint64_t NmsMaskWord(const NmsBox& row_box, int64_t i, const NmsBox* column_boxes, int64_t column,
+                                        int64_t rows, float offset, float threshold) {
+  const int64_t first = column * kNmsTile;
+  const int count = static_cast<int>(Min<int64_t>(kNmsTile, rows - first));
+  uint64_t bits = 0;
+  for (int b = 0; b < count; ++b) {
+    if (first + b > i && TorchvisionSuppresses(row_box, column_boxes[b], offset, threshold)) bits |= uint64_t{1} << b;
   }
   return bits;
 }
 
-// The greedy loop over one tile of `count` candidates: suppressed[u] says an earlier tile's kept
-// box suppresses u; mask[t * kNmsTileWords + w] are t's rows. Writes the tile indices of the kept
-// candidates, in order, to chosen (at most `room`); returns how many.
-OPBRIDGE_HD inline int ResolveTile(const uint32_t* mask, const uint8_t* suppressed, int count, int64_t room,
-                                   int16_t* chosen) {
-  uint32_t removed[kNmsTileWords] = {};
-  int kept = 0;
-  for (int u = 0; u < count && kept < room; ++u) {
-    if (suppressed[u] || (removed[u / 32] >> (u % 32)) & 1u) continue;
-    chosen[kept++] = static_cast<int16_t>(u);
-    for (int w = 0; w < kNmsTileWords; ++w) removed[w] |= mask[u * kNmsTileWords + w];
+// The greedy loop over one tile of `count` candidates: `removed` has the bits of those an earlier
+// tile's kept candidates suppress; diag[u] is candidate u's word of this tile (the later ones of the
+// tile it suppresses). Takes the candidates in order, keeping each that is not removed, at most
+// `room` of them; returns the kept ones' bits.
+OPBRIDGE_HD inline uint64_t ResolveTileBits(uint64_t removed, const uint64_t* diag, int count, int64_t room) {
+  uint64_t alive = LowBits(count) & ~removed;  // not removed, not yet taken
+  uint64_t kept = 0;
+  for (int64_t taken = 0; alive != 0 && taken < room; ++taken) {
+    const int u = CountTrailingZeros(alive);  // every earlier candidate is taken or removed
+    kept |= uint64_t{1} << u;
+    alive &= ~diag[u] & ~(uint64_t{1} << u);
   }
   return kept;
 }
 
-// How many of a problem's `length` sorted keys (low 32 bits: DescendingScoreKey, or
-// kNotACandidate, which sorts last) are candidates.
-OPBRIDGE_HD inline int64_t CountCandidates(const uint64_t* keys, int64_t length) {
-  int64_t low = 0, high = length;  // the first key that is not a candidate, by bisection
-  while (low < high) {
-    const int64_t mid = low + (high - low) / 2;
-    if (static_cast<uint32_t>(keys[mid]) == kNotACandidate) {
-      high = mid;
-    } else {
-      low = mid + 1;
+// Where kept candidate u of a tile whose kept bits are `kept` goes among the tile's kept ones.
+OPBRIDGE_HD inline int KeptRank(uint64_t kept, int u) { return PopCount(kept & LowBits(u)); }
+
+// The OR of word w of the kept rows of tile t: the later candidates they remove. mask: the problem's
+// rows of `words` words.
+OPBRIDGE_HD inline uint64_t KeptRowsWord(const uint64_t* mask, int64_t words, int64_t t, uint64_t kept, int64_t w) {
+  uint64_t removed = 0;
+  for (uint64_t bits = kept; bits != 0; bits &= bits - 1) {
+    removed |= mask[(t * kNmsTile + CountTrailingZeros(bits)) * words + w];
+  }
+  return removed;
+}
+
+// The tile path's test of one candidate against the problem's kept boxes kept[0 .. count).
+OPBRIDGE_HD inline bool SuppressedByKept(const NmsBox* kept, int64_t count, const NmsBox& box, float offset,
+                                         float threshold) {
+  for (int64_t k = 0; k < count; ++k) {
+    if (TorchvisionSuppresses(kept[k], box, offset, threshold)) return true;
+  }
+  return false;
+}
+
+// A problem's mask words if it can take the mask path at all (at most kNmsMaxMaskRows rows), else 0.
+OPBRIDGE_HD inline int64_t NmsMaskSize(int64_t rows) {
+  return rows <= kNmsMaxMaskRows ? rows * ((rows + kNmsTile - 1) / kNmsTile) : 0;
+}
+
+// The plan of a call's problems (their begin, count, kept_begin and kept_room set): each problem's
+// words, and for those on the mask path their mask_begin and pair_begin (every (row tile, column tile)
+// pair; the mask launch skips the lower ones). A problem takes the mask path when it can
+// (NmsMaskSize) and the masks of it and every earlier problem (those that can) fit in budget_words:
+// a prefix rule, which the CUDA kernel computes with block-wide scans (integer sums: the same in any
+// order). Returns the call's mask words and pairs through *mask_words and *pairs.
+OPBRIDGE_HD inline void PlanNmsProblems(NmsProblem* problems, int64_t count, int64_t budget_words, int64_t* mask_words,
+                                        int64_t* pairs) {
+  int64_t end = 0, words_used = 0, pairs_used = 0;
+  for (int64_t p = 0; p < count; ++p) {
+    NmsProblem& problem = problems[p];
+    problem.words = (problem.count + kNmsTile - 1) / kNmsTile;
+    const int64_t size = NmsMaskSize(problem.count);
+    end += size;
+    problem.uses_mask = problem.count <= kNmsMaxMaskRows && end <= budget_words;
+    problem.mask_begin = end - size;
+    problem.pair_begin = pairs_used;
+    if (problem.uses_mask) {
+      words_used = end;
+      pairs_used += problem.words * problem.words;
     }
   }
-  return low;
+  *mask_words = words_used;
+  *pairs = pairs_used;
 }
 
 }  // namespace opbridge::shared
