@@ -180,8 +180,9 @@ TEST(HeatmapsToKeypoints, MatchesTorchvisionBitForBit) {
 }
 
 // ---- The CUDA kernel's code, run on the host ------------------------------------------------------
-// A block of the CUDA kernel: its threads take samples t, t + 256, ... of the resized map
-// (ResizedHeatmapSample), keep a HeatmapArgmax each, and the block merges them pairwise; thread 0
+// A block of the CUDA kernel: it caches the source taps of the resized map's rows and columns (maps
+// of at most 512 x 512; the roi 0, 3, 700.5, 20 is wider and computes them per sample), its threads take
+// samples t, t + 256, ... of the resized map (ResizedHeatmapSampleAt), keep a HeatmapArgmax each, and the block merges them pairwise; thread 0
 // writes WriteKeypoint. Run that way on the host it must give the CPU kernel's bits: random maps,
 // ties (quantized values), NaN samples, rois smaller and larger than the map, degenerate and
 // non-finite rois.
@@ -197,9 +198,17 @@ Keypoints RunDeviceCode(const std::vector<float>& maps, int64_t k, int64_t map_h
     if (m.finite && m.within_limit) {
       const float* map = maps.data() + task * map_h * map_w;
       const float scale_h = shared::InterpolateScale(map_h, m.out_h), scale_w = shared::InterpolateScale(map_w, m.out_w);
+      const bool cached = shared::CanCacheTaps(m, map_h, map_w);
+      std::vector<shared::CachedCubicTap> rows, columns;  // the block's taps in shared memory
+      for (int64_t y = 0; cached && y < m.out_h; ++y) rows.push_back(shared::CacheTap(shared::CubicSourceTap(scale_h, y, map_h)));
+      for (int64_t x = 0; cached && x < m.out_w; ++x) {
+        columns.push_back(shared::CacheTap(shared::CubicSourceTap(scale_w, x, map_w)));
+      }
       for (int t = 0; t < kThreads; ++t) {
-        for (int64_t i = t; i < m.out_h * m.out_w; i += kThreads) {
-          partial[t].Consider(shared::ResizedHeatmapSample(map, map_h, map_w, scale_h, scale_w, i / m.out_w, i % m.out_w),
+        for (int32_t i = t; i < m.out_h * m.out_w; i += kThreads) {
+          const int32_t y = i / static_cast<int32_t>(m.out_w), x = i % static_cast<int32_t>(m.out_w);
+          partial[t].Consider(cached ? shared::ResizedHeatmapSampleAt(map, map_w, rows[y], columns[x])
+                                     : shared::ResizedHeatmapSample(map, map_h, map_w, scale_h, scale_w, y, x),
                               i);
         }
       }
@@ -217,7 +226,8 @@ TEST(HeatmapsToKeypointsDeviceCode, GivesTheCpuKernelsBits) {
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   const int64_t k = 3, map_h = 12, map_w = 10;
   const std::vector<float> rois = {0, 0, 12, 10,   5, 7, 60.5f, 33.2f,   2, 2, 2.5f, 2.2f,   10, 10, 4, 4,
-                                   NAN, 0, 5, 5,   0, 0, INFINITY, 5,   -INFINITY, 0, 3, 9,   1, 1, 300, 41};
+                                   NAN, 0, 5, 5,   0, 0, INFINITY, 5,   -INFINITY, 0, 3, 9,   1, 1, 300, 41,
+                                   0, 3, 700.5f, 20};
   const int64_t r = static_cast<int64_t>(rois.size() / 4);
   for (int variant = 0; variant < 3; ++variant) {
     std::vector<float> maps(r * k * map_h * map_w);

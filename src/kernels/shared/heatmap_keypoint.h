@@ -42,19 +42,44 @@ OPBRIDGE_HD inline RoiHeatmap MakeRoiHeatmap(const float* roi) {
   return m;
 }
 
-// Sample (y, x) of the map resized by bicubic F.interpolate: the four-tap sum along each of its
-// four source rows (the row passes), then down the column, in PyTorch's order.
-OPBRIDGE_HD inline float ResizedHeatmapSample(const float* map, int64_t map_h, int64_t map_w, float scale_h,
-                                              float scale_w, int64_t y, int64_t x) {
-  const CubicTap ty = CubicSourceTap(scale_h, y, map_h);
-  const CubicTap tx = CubicSourceTap(scale_w, x, map_w);
+// The resized map's sample at source taps ty (its row) and tx (its column): the four-tap sum along
+// each of its four source rows (the row passes), then down the column, in PyTorch's order. Tap:
+// CubicTap, or CachedCubicTap.
+template <class Tap>
+OPBRIDGE_HD inline float ResizedHeatmapSampleAt(const float* map, int64_t map_w, const Tap& ty, const Tap& tx) {
   float pass[4];
   for (int j = 0; j < 4; ++j) {
-    const float* row = map + ty.index[j] * map_w;
+    const float* row = map + static_cast<int64_t>(ty.index[j]) * map_w;
     pass[j] = CubicCombine(row[tx.index[0]], row[tx.index[1]], row[tx.index[2]], row[tx.index[3]], tx.weight[0],
                            tx.weight[1], tx.weight[2], tx.weight[3]);
   }
   return CubicCombine(pass[0], pass[1], pass[2], pass[3], ty.weight[0], ty.weight[1], ty.weight[2], ty.weight[3]);
+}
+
+// Sample (y, x) of the map resized by bicubic F.interpolate.
+OPBRIDGE_HD inline float ResizedHeatmapSample(const float* map, int64_t map_h, int64_t map_w, float scale_h,
+                                              float scale_w, int64_t y, int64_t x) {
+  return ResizedHeatmapSampleAt(map, map_w, CubicSourceTap(scale_h, y, map_h), CubicSourceTap(scale_w, x, map_w));
+}
+
+// A source tap as the CUDA kernel keeps it in shared memory for every row and column of a roi's
+// resized map (each sample then reads two instead of computing them): 32-bit indices, for maps whose
+// sides are below 2^31 (CanCacheTaps).
+struct CachedCubicTap {
+  int32_t index[4];
+  float weight[4];
+};
+OPBRIDGE_HD inline CachedCubicTap CacheTap(const CubicTap& t) {
+  CachedCubicTap c;
+  for (int j = 0; j < 4; ++j) {
+    c.index[j] = static_cast<int32_t>(t.index[j]);
+    c.weight[j] = t.weight[j];
+  }
+  return c;
+}
+constexpr int64_t kCachedTapsPerAxis = 512;  // 2 x 512 x 32 bytes of shared memory
+OPBRIDGE_HD inline bool CanCacheTaps(const RoiHeatmap& m, int64_t map_h, int64_t map_w) {
+  return m.out_h <= kCachedTapsPerAxis && m.out_w <= kCachedTapsPerAxis && map_h <= INT32_MAX && map_w <= INT32_MAX;
 }
 
 // The running torch.argmax of the samples seen so far, in any order: the largest value, ties to
