@@ -432,6 +432,16 @@ run_gpu_tests() {
     log "GPU tests not run: $blocker"
     return 0
   fi
+  # A GPU whose driver cannot run the kernels' CUDA runtime gets no CUDA twins (library.cc): every node
+  # would run on the CPU and the twin checks would compare the CPU with itself.
+  local twins
+  twins="$(PYTHONPATH="$ROOT/python" "$python" -c 'import opbridge
+info = opbridge.library_info()
+print("" if info.get("cuda_twins") else info.get("cuda_twins_blocker", "unknown"))')"
+  if [ -n "$twins" ]; then
+    log "FAILED: the library registers no CUDA kernels on this machine: $twins"
+    return 1
+  fi
   list="$(cuda_op_tests "$python")"
   mapfile -t files <<< "$list"
   if "$python" -c "import xdist" 2>/dev/null; then

@@ -22,3 +22,6 @@ def pytest_sessionstart(session):
                                 "tests need onnxruntime-gpu (./run.sh test-gpu says how)")
     if not opbridge.library_info()["cuda"]:
         raise pytest.UsageError(f"{opbridge.library_path()} has no CUDA kernels: build it with ./run.sh build")
+    if not opbridge.library_info()["cuda_twins"]:
+        raise pytest.UsageError(f"{opbridge.library_path()} registers no CUDA kernels on this machine: "
+                                f"{opbridge.library_info()['cuda_twins_blocker']}")

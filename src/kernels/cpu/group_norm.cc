@@ -51,14 +51,33 @@ using shared::Moments;
 typedef float Floats __attribute__((vector_size(kVector * sizeof(float))));
 typedef double Doubles __attribute__((vector_size(kVector * sizeof(double))));
 
+typedef int64_t Lanes __attribute__((vector_size(kVector * sizeof(int64_t))));  // shuffle masks
+
+// shared::SumLanes's pairwise tree over kLanes lanes held kVector to a vector (v[g] has lanes
+// 8g .. 8g + 7): levels 1 to 3 inside each vector (lane i + lane i ^ 1, then i ^ 2, then i ^ 4: lane 0
+// gets ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))), levels 4 and 5 across them. The same
+// additions in the same order as the shared function (the DeviceCode test compares the bits), without
+// storing the lanes.
+__attribute__((always_inline)) inline double SumLaneVectors(const Doubles v[kLanes / kVector]) {
+  double roots[kLanes / kVector];
+  for (int g = 0; g < kLanes / kVector; ++g) {
+    Doubles t = v[g] + __builtin_shuffle(v[g], Lanes{1, 0, 3, 2, 5, 4, 7, 6});
+    t = t + __builtin_shuffle(t, Lanes{2, 3, 0, 1, 6, 7, 4, 5});
+    t = t + __builtin_shuffle(t, Lanes{4, 5, 6, 7, 0, 1, 2, 3});
+    roots[g] = t[0];
+  }
+  static_assert(kLanes / kVector == 4, "levels 4 and 5 pair the four vectors' roots");
+  return (roots[0] + roots[1]) + (roots[2] + roots[3]);
+}
+
 // The moments of a chunk x[0, count) (count <= kChunk), shifted by `shift`, in float64: element i
-// goes to lane i % kLanes (shared::LaneMoments' order), the lanes are combined by
-// shared::SumLanes (as shared::CombineLanes does). The lanes are taken 2 * kVector at a time, two vector accumulators each for
+// goes to lane i % kLanes (shared::LaneMoments' order), the lanes are combined by shared::SumLanes's
+// tree (SumLaneVectors). The lanes are taken 2 * kVector at a time, two vector accumulators each for
 // the sum and the sum of squares: two independent chains of additions hide their latency (one took
 // 17% longer on AVX-512), and more would not fit AVX2's 16 registers.
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) Moments ChunkMoments(
     const float* __restrict x, int64_t count, double shift) {
-  double sums[kLanes], squares[kLanes];
+  Doubles sums[kLanes / kVector], squares[kLanes / kVector];
   const int64_t rows = count / kLanes;  // full rows of kLanes values
   const Doubles shifts = Doubles{} + shift;
   for (int group = 0; group < kLanes / kVector; group += 2) {
@@ -74,17 +93,17 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) Mo
       sum1 += d1;
       sum_sq1 += d1 * d1;
     }
-    std::memcpy(sums + group * kVector, &sum0, sizeof sum0);
-    std::memcpy(sums + (group + 1) * kVector, &sum1, sizeof sum1);
-    std::memcpy(squares + group * kVector, &sum_sq0, sizeof sum_sq0);
-    std::memcpy(squares + (group + 1) * kVector, &sum_sq1, sizeof sum_sq1);
+    sums[group] = sum0;
+    sums[group + 1] = sum1;
+    squares[group] = sum_sq0;
+    squares[group + 1] = sum_sq1;
   }
   for (int l = 0; rows * kLanes + l < count; ++l) {  // the partial last row
     const double d = static_cast<double>(x[rows * kLanes + l]) - shift;
-    sums[l] += d;
-    squares[l] += d * d;
+    sums[l / kVector][l % kVector] += d;
+    squares[l / kVector][l % kVector] += d * d;
   }
-  return {shared::SumLanes(sums), shared::SumLanes(squares)};
+  return {SumLaneVectors(sums), SumLaneVectors(squares)};
 }
 
 // y = (x - mean) * a + b over [0, count). No fused multiply-add (-ffp-contract=off): the same

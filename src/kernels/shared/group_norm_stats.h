@@ -52,7 +52,8 @@ OPBRIDGE_HD inline double SumLanes(const double lanes[kNormLanes]) {
   double v[kNormLanes];
   for (int i = 0; i < kNormLanes; ++i) v[i] = lanes[i];
   for (int stride = 1; stride < kNormLanes; stride *= 2) {
-    for (int lane = 0; lane < kNormLanes; ++lane) SumLanesStep(v, lane, stride);
+    // The lanes that lead a pair at this stride (for the others the step does nothing).
+    for (int lane = 0; lane < kNormLanes; lane += 2 * stride) SumLanesStep(v, lane, stride);
   }
   return v[0];
 }
