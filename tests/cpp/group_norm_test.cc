@@ -201,11 +201,19 @@ TEST(GroupNormDeviceCode, MatchesTheCpuKernelBitForBit) {
     const int64_t chunks_per_block = (block_size + shared::kNormChunk - 1) / shared::kNormChunk;
     std::vector<shared::Moments> chunk_moments;
     for (int64_t chunk = 0; chunk < blocks * chunks_per_block; ++chunk) {  // step 1: a warp per chunk
-      shared::Moments lanes[shared::kNormLanes];
+      double sums[shared::kNormLanes], squares[shared::kNormLanes];
       for (int lane = 0; lane < shared::kNormLanes; ++lane) {
-        lanes[lane] = shared::GroupNormLaneStep(p.input.data(), block_size, chunks_per_block, chunk, lane);
+        const shared::Moments m = shared::GroupNormLaneStep(p.input.data(), block_size, chunks_per_block, chunk, lane);
+        sums[lane] = m.sum;
+        squares[lane] = m.sum_sq;
       }
-      chunk_moments.push_back(shared::CombineLanes(lanes));
+      for (int stride = 1; stride < shared::kNormLanes; stride *= 2) {  // the warp's tree, a level at a time
+        for (int lane = 0; lane < shared::kNormLanes; ++lane) {
+          shared::SumLanesStep(sums, lane, stride);
+          shared::SumLanesStep(squares, lane, stride);
+        }
+      }
+      chunk_moments.push_back({sums[0], squares[0]});
     }
     const float* scale = p.scale.empty() ? nullptr : p.scale.data();
     const float* bias = p.bias.empty() ? nullptr : p.bias.data();

@@ -28,17 +28,14 @@ def test_every_engine_of_the_workload_runs_and_opbridge_matches_its_reference(wo
         assert row.check.startswith("ok"), f"{row.case}: check column {row.check!r}"
 
 
-def test_smoke_inputs_are_smaller_than_the_timed_ones():
+def test_smoke_inputs_are_smaller_than_the_timed_ones(monkeypatch):
     """sized() gives the reduced inputs in a smoke run only."""
     assert harness.sized(800, 160) == 800
     from opbridge.bench.nms import sizes
 
     full = sizes()
-    harness.SMOKE = True
-    try:
-        assert sizes() < full
-    finally:
-        harness.SMOKE = False
+    monkeypatch.setattr(harness, "SMOKE", True)
+    assert sizes() < full
 
 
 def test_the_smoke_run_reports_a_failing_engine_and_a_mismatch(monkeypatch, capsys):

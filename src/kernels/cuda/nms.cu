@@ -637,8 +637,10 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   ClearStaleError();
   int64_t* output = nullptr;
   if (n == 0) return allocate(0, &output);
-  const size_t bytes = Suppression::Bytes(n, n, n) + ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) * 2 +
-                       ArenaBytes<uint64_t>(n) * 2 + ArenaBytes<int64_t>(n + 1) + ArenaBytes<int64_t>(1);
+  const int64_t by_category = categories != nullptr ? n : 0;  // the arrays only categories need
+  const size_t bytes = Suppression::Bytes(n, n, n) + ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) +
+                       ArenaBytes<int32_t>(by_category) + ArenaBytes<uint64_t>(by_category) * 2 +
+                       ArenaBytes<int64_t>(by_category + 1) + ArenaBytes<int64_t>(1);
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
@@ -647,10 +649,10 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   auto* keys = arena.Take<uint32_t>(n);
   auto* sorted_keys = arena.Take<uint32_t>(n);
   auto* positions = arena.Take<int32_t>(n);
-  auto* by_score = arena.Take<int32_t>(n);
-  auto* category_keys = arena.Take<uint64_t>(n);
-  auto* sorted_category_keys = arena.Take<uint64_t>(n);
-  auto* runs = arena.Take<int64_t>(n + 1);
+  auto* by_score = arena.Take<int32_t>(by_category);
+  auto* category_keys = arena.Take<uint64_t>(by_category);
+  auto* sorted_category_keys = arena.Take<uint64_t>(by_category);
+  auto* runs = arena.Take<int64_t>(by_category + 1);
   auto* total = arena.Take<int64_t>(1);
   ScoreKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(scores, n, keys, positions);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel", stream));

@@ -58,16 +58,6 @@ OPBRIDGE_HD inline double SumLanes(const double lanes[kNormLanes]) {
   return v[0];
 }
 
-// A chunk's moments from its lanes' (LaneMoments of lanes 0 .. kNormLanes - 1).
-OPBRIDGE_HD inline Moments CombineLanes(const Moments lanes[kNormLanes]) {
-  double sum[kNormLanes], sum_sq[kNormLanes];
-  for (int l = 0; l < kNormLanes; ++l) {
-    sum[l] = lanes[l].sum;
-    sum_sq[l] = lanes[l].sum_sq;
-  }
-  return {SumLanes(sum), SumLanes(sum_sq)};
-}
-
 struct BlockStats {
   float mean;       // the mean rounded to float32
   double residual;  // mean - (its float32 rounding)
