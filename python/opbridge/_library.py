@@ -37,7 +37,7 @@ def library_info() -> dict:
     "cuda": whether it has CUDA kernels, with CUDA "cuda_architectures": the GPU architectures they
     are compiled for, "cuda_twins": whether this machine registers them, and if not
     "cuda_twins_blocker": why}. A CUDA build registers a CUDA twin of each identity that has a CUDA
-    kernel (manifest cuda_identities, `opbridge ops`) for ORT's CUDA execution provider where the
+    kernel (manifest providers, `opbridge ops`) for ORT's CUDA execution provider where the
     NVIDIA driver can run its CUDA runtime (one for the same CUDA major version or newer); elsewhere
     every node runs on the CPU, as with a CPU-only build. It initializes nothing of CUDA until a
     session runs such a node on a GPU."""

@@ -1,4 +1,4 @@
-"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,docs,fuzz}.
+"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,docs,generate,fuzz}.
 
 The deploy commands (ops, check, docs) and fuzz need only onnxruntime, onnx and numpy; demo, verify and
 bench need PyTorch, and say so (with how to install it) when it is missing.
@@ -97,6 +97,16 @@ def _cmd_fuzz(args) -> int:
                      workers=args.workers, clean_errors=args.clean_errors)
 
 
+def _cmd_generate(args) -> int:
+    from opbridge import codegen
+
+    changed = codegen.write()
+    for path in changed:
+        print(f"wrote {path}")
+    print(f"{len(changed)} generated files changed" if changed else "every generated file is up to date")
+    return 0
+
+
 def _cmd_docs(args) -> int:
     from opbridge.docs import write_pages
 
@@ -140,6 +150,9 @@ def main(argv=None) -> int:
                    help="run every engine of every case once on reduced inputs, untimed, and check the results "
                         "(exit 1 when a check or an engine fails): proves the bench runs")
     p.set_defaults(fn=_cmd_bench)
+    p = sub.add_parser("generate", help="rewrite every file generated from the manifest (ops.toml): the C++ "
+                       "schemas and attribute readers, the registration table, the CMake op lists, the op pages")
+    p.set_defaults(fn=_cmd_generate)
     p = sub.add_parser("docs", help="write the op reference pages")
     p.add_argument("--out", default=None, help="folder (default: docs/ops in the repository)")
     p.set_defaults(fn=_cmd_docs)

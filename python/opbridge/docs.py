@@ -16,6 +16,7 @@ _FILES = [
     ("CPU kernel", "src/kernels/cpu/{k}.cc"),
     ("validation and output shape (all backends)", "src/core/{k}.cc"),
     ("ORT glue", "src/ort/ops/{k}.cc"),
+    ("schema and attribute reader (generated from the manifest)", "src/ort/generated/{k}_attrs.h"),
     ("PyTorch side and export mappings", "python/opbridge/ops/{k}.py"),
     ("C++ kernel tests", "tests/cpp/{k}_test.cc"),
     ("tests through ORT and export", "tests/python/test_{k}.py, tests/python/test_export.py"),
@@ -23,14 +24,10 @@ _FILES = [
 ]
 
 
-# The CUDA kernel's stem where it serves several ops.
-_CUDA_KERNEL = {"multi_scale_roi_align": "multi_level_roi_align", "instance_norm": "group_norm"}
-
-
 def _files(op: manifest.Op) -> list[tuple[str, str]]:
     files = list(_FILES)
     if op.cuda_identities:
-        files[1:1] = [("CUDA kernel", f"src/kernels/cuda/{_CUDA_KERNEL.get(op.kernel, op.kernel)}.cu"),
+        files[1:1] = [("CUDA kernel", f"src/kernels/cuda/{op.cuda_kernel}.cu"),
                       ("ORT glue, CUDA twin", "src/ort/ops/{k}_cuda.cc")]
         files.append(("GPU tests", "./run.sh test-gpu: tests/python/test_{k}.py against the CUDA twins, tests/gpu"))
     return files

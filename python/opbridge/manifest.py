@@ -3,7 +3,8 @@
 An op is one kernel (one stem: src/kernels/cpu/<kernel>.cc, ...). Its identities usually share
 one signature (inputs, outputs, attributes); where a peer's identity differs (other inputs, other
 layout, extra attributes its exporter writes) the manifest gives that identity a signature of its
-own under ``[ops.<kernel>.signatures."<domain>::<OpType>"]``.
+own under ``[ops.<kernel>.identity."<domain>::<OpType>"]``, which also names the identity's C++ glue
+class, providers and host inputs where they differ from the op's.
 """
 
 from __future__ import annotations
@@ -23,6 +24,25 @@ class Attribute:
     default: object  # None: required
     allowed: tuple
     doc: str
+    # Per allowed value, the words the error message gives after it ("0 (bilinear), ...").
+    labels: tuple = ()
+    # The C++ enum the values map to in the generated attributes struct (enumerator "k" + the
+    # value, or its label, in CamelCase); "" keeps the value as it is.
+    enum: str = ""
+
+    def rule(self) -> str:
+        """The allowed values as the error messages state them: '0 (max) or 1 (avg)', '"avg" or "max"'."""
+        words = [f'"{v}"' if self.type == "string" else str(v) for v in self.allowed]
+        if self.labels:
+            words = [f"{w} ({label})" for w, label in zip(words, self.labels)]
+        return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+    def check(self, value, prefix: str) -> None:
+        """Raises ValueError("<prefix>: <name> must be <rule>, got <value>") for a value outside
+        `allowed` (the library's message for the same value, after its identity)."""
+        if self.allowed and value not in self.allowed:
+            shown = f'"{value}"' if self.type == "string" else value
+            raise ValueError(f"{prefix}: {self.name} must be {self.rule()}, got {shown}")
 
     @property
     def required(self) -> bool:
@@ -59,14 +79,25 @@ class Op:
     workloads: tuple[str, ...]  # its benchmark workloads (bench.WORKLOADS ids)
     notes: str
     signatures: dict  # identity -> Signature, for every identity
-    # The identities that also have a CUDA kernel (a CUDA twin in CUDA builds of the library).
-    cuda_identities: tuple[str, ...] = ()
+    # Per identity: the C++ glue class that runs it (src/ort/ops/<kernel>.h), the execution providers
+    # it has kernels for in a CUDA build ("cpu", "cuda") and the inputs its CUDA kernel reads on the
+    # host (ORT copies them there).
+    glue: dict = dataclasses.field(default_factory=dict)
+    identity_providers: dict = dataclasses.field(default_factory=dict)
+    cuda_host_inputs: dict = dataclasses.field(default_factory=dict)
     # How the CUDA kernel's results relate to the CPU kernel's (the op page's "On the GPU").
     cuda_notes: str = ""
+    # The stem of its CUDA kernel (src/kernels/cuda/<stem>.cu) where it shares another op's.
+    cuda_kernel: str = ""
 
     def providers(self, identity: str) -> tuple[str, ...]:
         """The execution providers `identity` has kernels for in a CUDA build of the library."""
-        return ("CPU", "CUDA") if identity in self.cuda_identities else ("CPU",)
+        return tuple(p.upper() for p in self.identity_providers[identity])
+
+    @property
+    def cuda_identities(self) -> tuple[str, ...]:
+        """The identities that also have a CUDA kernel (a CUDA twin in CUDA builds of the library)."""
+        return tuple(i for i in self.identities if "cuda" in self.identity_providers[i])
 
     @property
     def own_identity(self) -> str:
@@ -75,6 +106,10 @@ class Op:
 
     def signature(self, identity: str | None = None) -> Signature:
         return self.signatures[identity or self.own_identity]
+
+    def attribute(self, name: str, identity: str | None = None) -> Attribute:
+        """Attribute `name` of `identity`'s signature (default: the own identity's)."""
+        return next(a for a in self.signature(identity).attributes if a.name == name)
 
     # The first identity's signature, for ops whose identities all share it.
     @property
@@ -134,7 +169,16 @@ def _tensor(item, known: dict[str, Tensor]) -> Tensor:
 def _attribute(item, known: dict[str, Attribute]) -> Attribute:
     if isinstance(item, str):
         return known[item]
-    return Attribute(item["name"], item["type"], item.get("default"), tuple(item.get("allowed", ())), item["doc"])
+    attribute = Attribute(item["name"], item["type"], item.get("default"), tuple(item.get("allowed", ())),
+                          item["doc"], tuple(item.get("labels", ())), item.get("enum", ""))
+    if attribute.labels and len(attribute.labels) != len(attribute.allowed):
+        raise ValueError(f"ops.toml: attribute {attribute.name}: one label per allowed value")
+    if attribute.enum and not attribute.allowed:
+        raise ValueError(f"ops.toml: attribute {attribute.name}: an enum needs the allowed values")
+    return attribute
+
+
+_PROVIDERS = ("cpu", "cuda")
 
 
 @functools.cache
@@ -150,24 +194,33 @@ def load() -> dict[str, Op]:
         known_tensors = {t.name: t for t in inputs + outputs}
         known_attrs = {a.name: a for a in attributes}
         signatures = {}
-        overrides = entry.get("signatures", {})
+        glue, providers, host_inputs = {}, {}, {}
+        overrides = entry.get("identity", {})
         unknown = set(overrides) - set(entry["identities"])
         if unknown:
-            raise ValueError(f"ops.toml [{kernel}]: signatures for identities it does not list: {sorted(unknown)}")
+            raise ValueError(f"ops.toml [{kernel}]: tables for identities it does not list: {sorted(unknown)}")
         for identity in entry["identities"]:
             own = overrides.get(identity, {})
+            glue[identity] = own.get("glue", entry["glue"])
+            providers[identity] = tuple(own.get("providers", entry.get("providers", ["cpu"])))
+            host_inputs[identity] = tuple(own.get("cuda_host_inputs", entry.get("cuda_host_inputs", ())))
+            if providers[identity][0] != "cpu" or not set(providers[identity]) <= set(_PROVIDERS):
+                raise ValueError(f"ops.toml [{kernel}] {identity}: providers must be \"cpu\" first, then any of "
+                                 f"{_PROVIDERS[1:]}, got {providers[identity]}")
             signatures[identity] = Signature(
                 tuple(_tensor(t, known_tensors) for t in own["inputs"]) if "inputs" in own else base.inputs,
                 tuple(_tensor(t, known_tensors) for t in own["outputs"]) if "outputs" in own else base.outputs,
                 tuple(_attribute(a, known_attrs) for a in own["attributes"]) if "attributes" in own
                 else base.attributes,
             )
-        cuda = tuple(entry.get("cuda_identities", ()))
-        if bool(cuda) != bool(entry.get("cuda_notes")):
-            raise ValueError(f"ops.toml [{kernel}]: cuda_identities and cuda_notes go together")
-        if set(cuda) - set(entry["identities"]):
-            raise ValueError(f"ops.toml [{kernel}]: cuda_identities it does not list: "
-                             f"{sorted(set(cuda) - set(entry['identities']))}")
+        has_cuda = any("cuda" in p for p in providers.values())
+        if has_cuda != bool(entry.get("cuda_notes")):
+            raise ValueError(f"ops.toml [{kernel}]: a cuda provider and cuda_notes go together")
+        for identity, names in host_inputs.items():
+            unknown_inputs = set(names) - {t.name for t in signatures[identity].inputs}
+            if unknown_inputs:
+                raise ValueError(f"ops.toml [{kernel}] {identity}: cuda_host_inputs it has no input for: "
+                                 f"{sorted(unknown_inputs)}")
         ops[kernel] = Op(
             kernel=kernel,
             title=entry["title"],
@@ -180,7 +233,10 @@ def load() -> dict[str, Op]:
             workloads=tuple(entry["workloads"]),
             notes=entry.get("notes", "").strip(),
             signatures=signatures,
-            cuda_identities=cuda,
+            glue=glue,
+            identity_providers=providers,
+            cuda_host_inputs=host_inputs,
+            cuda_kernel=entry.get("cuda_kernel", kernel) if has_cuda else "",
             cuda_notes=entry.get("cuda_notes", "").strip(),
         )
     return ops

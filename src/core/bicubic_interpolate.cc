@@ -15,9 +15,6 @@ Status MakeBicubicInterpolateParams(const std::vector<float>& scale_factor, int6
                            scale_factor[1], ")");
     }
   }
-  if (align_corners != 0 && align_corners != 1) {
-    return Status::Error("align_corners must be 0 or 1, got ", align_corners);
-  }
   params->scale_h = scale_factor[0];
   params->scale_w = scale_factor[1];
   params->align_corners = align_corners == 1;

@@ -17,7 +17,8 @@ struct BicubicInterpolateParams {
   bool align_corners = true;
 };
 
-// Attribute rules: scale_factor holds 2 finite values > 0; align_corners is 0 or 1.
+// Attribute rules: scale_factor holds 2 finite values > 0 (align_corners, 0 or 1: the values the
+// manifest allows were checked by the glue's generated reader).
 Status MakeBicubicInterpolateParams(const std::vector<float>& scale_factor, int64_t align_corners,
                                     BicubicInterpolateParams* params);
 

@@ -2,14 +2,6 @@
 
 namespace opbridge {
 
-Status CornerPoolModeFromInt(int64_t mode, CornerPoolMode* out) {
-  if (mode < 0 || mode > 3) {
-    return Status::Error("mode must be 0 (top), 1 (bottom), 2 (left) or 3 (right), got ", mode);
-  }
-  *out = static_cast<CornerPoolMode>(mode);
-  return Status::Ok();
-}
-
 Status CheckCornerPoolShape(const Shape& input) {
   if (input.size() != 4) {
     return Status::Error("input must have rank 4 [N, C, H, W], got shape ", ShapeToString(input));

@@ -21,8 +21,6 @@ struct CornerPoolParams {
   CornerPoolMode mode = CornerPoolMode::kTop;
 };
 
-// The `mode` attribute: 0 (top), 1 (bottom), 2 (left) or 3 (right).
-Status CornerPoolModeFromInt(int64_t mode, CornerPoolMode* out);
 // Shape rule: input [N, C, H, W].
 Status CheckCornerPoolShape(const Shape& input);
 // input's shape, [N, C, H, W].

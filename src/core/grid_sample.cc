@@ -6,17 +6,6 @@ namespace opbridge {
 
 Status MakeGridSampleParams(int64_t interpolation_mode, int64_t padding_mode,
                             int64_t align_corners, GridSampleParams* params) {
-  if (interpolation_mode < 0 || interpolation_mode > 2) {
-    return Status::Error("interpolation_mode must be 0 (bilinear), 1 (nearest) or 2 (bicubic), got ",
-                         interpolation_mode);
-  }
-  if (padding_mode < 0 || padding_mode > 2) {
-    return Status::Error("padding_mode must be 0 (zeros), 1 (border) or 2 (reflection), got ",
-                         padding_mode);
-  }
-  if (align_corners != 0 && align_corners != 1) {
-    return Status::Error("align_corners must be 0 or 1, got ", align_corners);
-  }
   params->interpolation = static_cast<GridInterpolation>(interpolation_mode);
   params->padding = static_cast<GridPadding>(padding_mode);
   params->align_corners = align_corners == 1;

@@ -21,7 +21,8 @@ struct GridSampleParams {
   bool align_corners = false;
 };
 
-// Attribute rules on the raw integer codes, checked when the session is created.
+// The params from the integer codes (the values the manifest allows were checked by the glue's
+// generated reader: each is one of the enums' values).
 Status MakeGridSampleParams(int64_t interpolation_mode, int64_t padding_mode,
                             int64_t align_corners, GridSampleParams* params);
 // Shape rules: input [N, C, H, W] with H, W > 0 and grid [N, Ho, Wo, 2], or input [N, C, D, H, W]

@@ -17,7 +17,8 @@ struct InverseParams {
   bool check_errors = true;
 };
 
-// Attribute rules: check_errors is 0 or 1.
+// The params (check_errors is 0 or 1: the values the manifest allows were checked by the glue's
+// generated reader).
 Status MakeInverseParams(int64_t check_errors, InverseParams* params);
 // Shape rules: input [..., M, M], rank >= 2, the number of matrices fits int64.
 Status CheckInverseShape(const Shape& input);

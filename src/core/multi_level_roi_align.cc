@@ -47,8 +47,6 @@ Status MakeMultiLevelRoiAlignParams(int64_t output_height, int64_t output_width,
                                     float roi_scale_factor, int64_t finest_scale, int64_t aligned,
                                     MultiLevelRoiAlignParams* params) {
   OPBRIDGE_RETURN_IF_ERROR(MakeRoiLevelParams(featmap_strides, roi_scale_factor, finest_scale, params));
-  if (pool_mode != 0 && pool_mode != 1) return Status::Error("pool_mode must be 0 (max) or 1 (avg), got ", pool_mode);
-  if (aligned != 0 && aligned != 1) return Status::Error("aligned must be 0 or 1, got ", aligned);
   RoiAlignParams& p = params->roi_align;
   p.output_height = output_height;
   p.output_width = output_width;

@@ -14,7 +14,7 @@
 #include "core/roi_align.h"
 #include "core/shape.h"
 #include "core/status.h"
-#include "kernels/shared/roi_levels.h"
+#include "core/roi_levels.h"
 
 namespace opbridge {
 
@@ -44,7 +44,8 @@ struct MultiLevelRoiAlignParams : RoiLevelParams {
   RoiAlignParams roi_align;  // output size, sampling ratio, pool mode, aligned
 };
 
-// Attribute rules (session creation). pool_mode: 0 max, 1 avg (the plugin's codes).
+// Attribute rules (session creation). pool_mode: 0 max, 1 avg (the plugin's codes; the values the
+// manifest allows were checked by the glue's generated reader).
 Status MakeMultiLevelRoiAlignParams(int64_t output_height, int64_t output_width, int64_t pool_mode,
                                     int64_t sampling_ratio, const std::vector<float>& featmap_strides,
                                     float roi_scale_factor, int64_t finest_scale, int64_t aligned,
@@ -58,7 +59,7 @@ Status CheckMultiLevelRoiAlignShapes(const MultiLevelRoiAlignParams& params, con
                                      const std::vector<Shape>& features);
 
 // mmdet's map_roi_levels and roi_rescale, host-and-device code the CUDA kernel runs too
-// (kernels/shared/roi_levels.h). (mmdet's extractors skip the mapper when there is one feature
+// (core/roi_levels.h). (mmdet's extractors skip the mapper when there is one feature
 // map; callers decide that.)
 using shared::MmdetRoiLevel;
 using shared::MmdetRoiRescale;

@@ -9,8 +9,6 @@ Status MakeMultiLevelRotatedRoiAlignParams(int64_t output_height, int64_t output
                                            float roi_scale_factor, int64_t finest_scale, int64_t aligned,
                                            MultiLevelRotatedRoiAlignParams* params) {
   OPBRIDGE_RETURN_IF_ERROR(MakeRoiLevelParams(featmap_strides, roi_scale_factor, finest_scale, params));
-  if (clockwise != 0 && clockwise != 1) return Status::Error("clockwise must be 0 or 1, got ", clockwise);
-  if (aligned != 0 && aligned != 1) return Status::Error("aligned must be 0 or 1, got ", aligned);
   RoiAlignRotatedParams& p = params->roi_align;
   p.output_height = output_height;
   p.output_width = output_width;

@@ -22,7 +22,8 @@ struct MultiLevelRotatedRoiAlignParams : RoiLevelParams {
   RoiAlignRotatedParams roi_align;  // output size, sampling ratio, aligned, clockwise
 };
 
-// Attribute rules (session creation).
+// Attribute rules (session creation; clockwise and aligned are 0 or 1: the values the manifest allows
+// were checked by the glue's generated reader).
 Status MakeMultiLevelRotatedRoiAlignParams(int64_t output_height, int64_t output_width, int64_t clockwise,
                                            int64_t sampling_ratio, const std::vector<float>& featmap_strides,
                                            float roi_scale_factor, int64_t finest_scale, int64_t aligned,

@@ -15,7 +15,6 @@ Status MakeMultiScaleRoiAlignParams(int64_t output_height, int64_t output_width,
     }
   }
   if (canonical_scale < 1) return Status::Error("canonical_scale must be >= 1, got ", canonical_scale);
-  if (aligned != 0 && aligned != 1) return Status::Error("aligned must be 0 or 1, got ", aligned);
   RoiAlignParams& p = params->roi_align;
   p.output_height = output_height;
   p.output_width = output_width;

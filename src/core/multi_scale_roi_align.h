@@ -11,7 +11,7 @@
 #include "core/roi_align.h"
 #include "core/shape.h"
 #include "core/status.h"
-#include "kernels/shared/roi_levels.h"
+#include "core/roi_levels.h"
 
 namespace opbridge {
 
@@ -25,7 +25,8 @@ struct MultiScaleRoiAlignParams {
   int64_t k_min = 0, k_max = 0;
 };
 
-// Attribute rules (session creation); derives k_min and k_max.
+// Attribute rules (session creation; aligned is 0 or 1: the values the manifest allows were checked by
+// the glue's generated reader); derives k_min and k_max.
 Status MakeMultiScaleRoiAlignParams(int64_t output_height, int64_t output_width, int64_t sampling_ratio,
                                     int64_t aligned, const std::vector<float>& spatial_scales,
                                     int64_t canonical_scale, int64_t canonical_level,
@@ -37,7 +38,7 @@ Status CheckMultiScaleRoiAlignShapes(const MultiScaleRoiAlignParams& params, con
 // an index into the feature maps; -1 when it has none (a NaN box, which torchvision's mapper
 // leaves out, so its row stays 0).
 int64_t MultiScaleRoiLevel(const MultiScaleRoiAlignParams& params, const float* box);
-// The mapper's constants, for device code (kernels/shared/roi_levels.h).
+// The mapper's constants, for device code (core/roi_levels.h).
 shared::TorchvisionLevelMapper LevelMapperOf(const MultiScaleRoiAlignParams& params);
 
 }  // namespace opbridge

@@ -20,7 +20,6 @@ Status CheckScoreThreshold(const char* name, float value) {
 
 Status MakeNmsParams(float iou_threshold, int64_t offset, NmsParams* params) {
   OPBRIDGE_RETURN_IF_ERROR(CheckIouThreshold("iou_threshold", iou_threshold));
-  if (offset != 0 && offset != 1) return Status::Error("offset must be 0 or 1, got ", offset);
   params->iou_threshold = iou_threshold;
   params->offset = offset;
   return Status::Ok();

@@ -28,7 +28,8 @@ struct MulticlassNmsParams {
 // The largest box count the NMS kernels take (positions are 32-bit).
 constexpr int64_t kMaxNmsBoxes = 2147483647;
 
-// Attribute rules (session creation).
+// Attribute rules (session creation; offset is 0 or 1: the values the manifest allows were checked by
+// the glue's generated reader).
 Status MakeNmsParams(float iou_threshold, int64_t offset, NmsParams* params);
 Status MakeMulticlassNmsParams(float iou_threshold, float score_threshold,
                                int64_t max_output_boxes_per_class, MulticlassNmsParams* params);

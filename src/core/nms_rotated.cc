@@ -4,7 +4,6 @@ namespace opbridge {
 
 Status MakeNmsRotatedParams(float iou_threshold, int64_t clockwise, NmsRotatedParams* params) {
   OPBRIDGE_RETURN_IF_ERROR(CheckIouThreshold("iou_threshold", iou_threshold));
-  if (clockwise != 0 && clockwise != 1) return Status::Error("clockwise must be 0 or 1, got ", clockwise);
   params->iou_threshold = iou_threshold;
   params->clockwise = clockwise == 1;
   return Status::Ok();

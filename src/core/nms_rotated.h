@@ -28,6 +28,8 @@ struct MulticlassNmsRotatedParams {
   float score_threshold = 0.0f;
 };
 
+// Attribute rules (session creation; clockwise is 0 or 1: the values the manifest allows were checked
+// by the glue's generated reader).
 Status MakeNmsRotatedParams(float iou_threshold, int64_t clockwise, NmsRotatedParams* params);
 Status MakeMulticlassNmsRotatedParams(float iou_threshold, float score_threshold, MulticlassNmsRotatedParams* params);
 // Shape rules: boxes [N, 5], scores [N], and idxs [N] when not null.

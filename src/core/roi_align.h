@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/shape.h"
 #include "core/status.h"
 
@@ -47,3 +48,22 @@ Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int
 Shape RoiAlignOutputShape(const RoiAlignParams& params, const Shape& input, const Shape& rois);
 
 }  // namespace opbridge
+
+// The RoI rules the CUDA kernels apply too (host-and-device code, core/host_device.h).
+namespace opbridge::shared {
+
+// Whether a RoI's grid is within the sample limits of CheckRoiSampleBudget (above).
+OPBRIDGE_HD inline bool WithinSampleBudget(int64_t grid_h, int64_t grid_w, int64_t out_h, int64_t out_w) {
+  const bool axis_ok = grid_h <= kRoiAlignMaxAxisSamples / out_h && grid_w <= kRoiAlignMaxAxisSamples / out_w;
+  return axis_ok && (out_h * grid_h) * (out_w * grid_w) <= kRoiAlignMaxRoiSamples;
+}
+
+// Whether a RoI's batch index b, stored as a float and truncated toward zero (torchvision's and
+// mmcv's rule), names an image of a batch of `batch`: b in (-1, batch). None does when the batch is
+// empty: (-1, 0) truncates to 0, which is not an image then. NaN never does. The CPU ops' check
+// (CheckRoiAlignRois) and the CUDA kernels use this one rule.
+OPBRIDGE_HD inline bool IsRoiBatchIndex(float b, int64_t batch) {
+  return batch > 0 && b > -1.0f && b < static_cast<float>(batch);
+}
+
+}  // namespace opbridge::shared

@@ -8,11 +8,6 @@ Status CheckRotatedFeatureAlignParams(const RotatedFeatureAlignParams& p) {
   if (!std::isfinite(p.spatial_scale) || p.spatial_scale <= 0.0f) {
     return Status::Error("spatial_scale must be a finite number > 0, got ", p.spatial_scale);
   }
-  // mmcv asserts points in [1, 5]; its kernels read only the first `points` of the 5 samples.
-  if (p.points != 1 && p.points != 5) {
-    return Status::Error("points must be 1 (the box centre) or 5 (the centre and the 4 corners), got ",
-                         p.points);
-  }
   return Status::Ok();
 }
 

@@ -17,7 +17,9 @@ struct RotatedFeatureAlignParams {
   int64_t points = 1;          // 1: the box centre; 5: the centre and the 4 corners
 };
 
-// Attribute rules, checked once when the session is created.
+// Attribute rules, checked once when the session is created (points is 1 or 5: the values the manifest
+// allows were checked by the glue's generated reader;
+// mmcv asserts points in [1, 5], and its kernels read only the first `points` of the 5 samples).
 Status CheckRotatedFeatureAlignParams(const RotatedFeatureAlignParams& params);
 // Shape rules: features [N, C, H, W], best_rbboxes [N, H, W, 5] with features' N, H and W.
 Status CheckRotatedFeatureAlignShapes(const Shape& features, const Shape& best_rbboxes);

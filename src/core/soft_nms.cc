@@ -6,10 +6,6 @@ namespace opbridge {
 
 Status MakeSoftNmsParams(float iou_threshold, float sigma, float min_score, int64_t method,
                          int64_t offset, SoftNmsParams* params) {
-  if (method < 0 || method > 2) {
-    return Status::Error("method must be 0 (naive), 1 (linear) or 2 (gaussian), got ", method);
-  }
-  if (offset != 0 && offset != 1) return Status::Error("offset must be 0 or 1, got ", offset);
   if (std::isnan(iou_threshold)) return Status::Error("iou_threshold must not be NaN");
   if (std::isnan(min_score)) return Status::Error("min_score must not be NaN");
   if (method == 2 && !(sigma > 0.0f)) {

@@ -20,7 +20,8 @@ struct SoftNmsParams {
   int64_t offset = 0;  // 0 or 1: added to box widths and heights (legacy pixel convention)
 };
 
-// Attribute rules on the raw values, checked when the session is created.
+// Attribute rules on the raw values, checked when the session is created (method and offset: the
+// values the manifest allows were checked by the glue's generated reader).
 Status MakeSoftNmsParams(float iou_threshold, float sigma, float min_score, int64_t method,
                          int64_t offset, SoftNmsParams* params);
 // Shape rules: boxes [N, 4], scores [N].

@@ -6,12 +6,6 @@
 
 namespace opbridge {
 
-namespace {
-Status CheckFlag(const char* name, int64_t value) {
-  if (value != 0 && value != 1) return Status::Error(name, " must be 0 or 1, got ", value);
-  return Status::Ok();
-}
-}  // namespace
 
 Status MakeTrtBatchedNmsParams(int64_t background_label_id, int64_t num_classes, int64_t topk, int64_t keep_topk,
                                float score_threshold, float iou_threshold, int64_t is_normalized, int64_t clip_boxes,
@@ -25,9 +19,6 @@ Status MakeTrtBatchedNmsParams(int64_t background_label_id, int64_t num_classes,
   }
   OPBRIDGE_RETURN_IF_ERROR(CheckIouThreshold("iou_threshold", iou_threshold));
   OPBRIDGE_RETURN_IF_ERROR(CheckScoreThreshold("score_threshold", score_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(CheckFlag("is_normalized", is_normalized));
-  OPBRIDGE_RETURN_IF_ERROR(CheckFlag("clip_boxes", clip_boxes));
-  OPBRIDGE_RETURN_IF_ERROR(CheckFlag("return_index", return_index));
   params->background_label_id = background_label_id;
   params->num_classes = num_classes;
   params->topk = topk;

@@ -23,7 +23,8 @@ struct TrtBatchedNmsParams {
   int64_t box_size() const { return rotated ? 5 : 4; }
 };
 
-// Attribute rules (session creation). is_normalized is validated (0 or 1) but changes nothing:
+// Attribute rules (session creation; the flags are 0 or 1: the values the manifest allows were checked
+// by the glue's generated reader). is_normalized changes nothing:
 // the plugin's IoU never adds the +1 of unnormalized boxes.
 Status MakeTrtBatchedNmsParams(int64_t background_label_id, int64_t num_classes, int64_t topk, int64_t keep_topk,
                                float score_threshold, float iou_threshold, int64_t is_normalized, int64_t clip_boxes,

@@ -62,4 +62,10 @@ void CudaScratchAllocator::Free(void* data) {
   if (OrtStatus* status = api_.AllocatorFree(allocator_, data)) api_.ReleaseStatus(status);
 }
 
+Status CudaCompute::Open() {
+  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api_, ctx_, &context_));
+  scratch_.emplace(api_, ctx_, context_.device);
+  return scratch_->Open();
+}
+
 }  // namespace opbridge::ort

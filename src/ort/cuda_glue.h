@@ -8,6 +8,8 @@
 
 #include <onnxruntime_c_api.h>
 
+#include <optional>
+
 #include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cuda/cuda_status.h"
@@ -51,6 +53,22 @@ class CudaScratchAllocator final : public ScratchAllocator {
   int device_;
   OrtMemoryInfo* info_ = nullptr;
   OrtAllocator* allocator_ = nullptr;
+};
+
+// What a CUDA twin's Compute opens before launches that take scratch: its context (GetCudaContext)
+// and the device scratch tied to its stream.
+class CudaCompute {
+ public:
+  CudaCompute(const OrtApi& api, OrtKernelContext* ctx) : api_(api), ctx_(ctx) {}
+  Status Open();
+  cuda::Stream stream() const { return context_.stream; }
+  ScratchAllocator& scratch() { return *scratch_; }  // after Open
+
+ private:
+  const OrtApi& api_;
+  OrtKernelContext* ctx_;
+  CudaContext context_;
+  std::optional<CudaScratchAllocator> scratch_;
 };
 
 }  // namespace opbridge::ort

@@ -23,7 +23,7 @@ Status FromOrtStatus(const OrtApi& api, OrtStatus* status);
 enum class AttrKind { kInt, kFloat, kString, kInts, kFloats };
 
 // One node attribute an op reads. Attributes with required = false take the default when the
-// node does not carry them.
+// node does not carry them. Every op's list is generated from the manifest (ort/generated/).
 struct AttrSpec {
   const char* name;
   AttrKind kind;
@@ -34,16 +34,6 @@ struct AttrSpec {
   std::vector<int64_t> ints_default;
   std::vector<float> floats_default;
 };
-
-inline AttrSpec IntAttr(const char* name, int64_t def) { return {name, AttrKind::kInt, false, def, 0.f, "", {}, {}}; }
-inline AttrSpec RequiredIntAttr(const char* name) { return {name, AttrKind::kInt, true, 0, 0.f, "", {}, {}}; }
-inline AttrSpec FloatAttr(const char* name, float def) { return {name, AttrKind::kFloat, false, 0, def, "", {}, {}}; }
-inline AttrSpec RequiredFloatAttr(const char* name) { return {name, AttrKind::kFloat, true, 0, 0.f, "", {}, {}}; }
-inline AttrSpec StringAttr(const char* name, const char* def) { return {name, AttrKind::kString, false, 0, 0.f, def, {}, {}}; }
-inline AttrSpec IntsAttr(const char* name, std::vector<int64_t> def) {
-  return {name, AttrKind::kInts, false, 0, 0.f, "", std::move(def), {}};
-}
-inline AttrSpec RequiredFloatsAttr(const char* name) { return {name, AttrKind::kFloats, true, 0, 0.f, "", {}, {}}; }
 
 struct TensorSpec {
   const char* name;

@@ -136,14 +136,6 @@ TEST(CornerPool, RankOtherThanFourIsAnError) {
             "input must have rank 4 [N, C, H, W], got shape [1, 1, 1, 1, 1]");
 }
 
-TEST(CornerPool, ModeOutOfRangeIsAnError) {
-  CornerPoolMode mode;
-  EXPECT_TRUE(CornerPoolModeFromInt(3, &mode).ok());
-  EXPECT_EQ(CornerPoolModeFromInt(4, &mode).message(), "mode must be 0 (top), 1 (bottom), 2 (left) or 3 (right), got 4");
-  EXPECT_EQ(CornerPoolModeFromInt(-1, &mode).message(),
-            "mode must be 0 (top), 1 (bottom), 2 (left) or 3 (right), got -1");
-}
-
 TEST(CornerPool, ThreadCountDoesNotChangeResults) {
   const Shape shape = {2, 40, 37, 45};
   const auto x = Data(NumElements(shape), 91);

@@ -266,9 +266,6 @@ TEST(GridSample3dDeviceCode, MatchesTheCpuKernelBitForBit) {
 
 TEST(GridSample, RejectsBadCodesAndShapes) {
   GridSampleParams p;
-  EXPECT_NE(MakeGridSampleParams(3, 0, 0, &p).message().find("interpolation_mode"), std::string::npos);
-  EXPECT_NE(MakeGridSampleParams(0, -1, 0, &p).message().find("padding_mode"), std::string::npos);
-  EXPECT_NE(MakeGridSampleParams(0, 0, 2, &p).message().find("align_corners"), std::string::npos);
   const GridSampleParams bilinear, bicubic{GridInterpolation::kBicubic, GridPadding::kZeros, false};
   EXPECT_NE(CheckGridSampleShapes(bilinear, {2, 3, 4, 4}, {1, 4, 4, 2}).message().find("batch"), std::string::npos);
   EXPECT_NE(CheckGridSampleShapes(bilinear, {2, 3, 4}, {2, 4, 4, 2}).message().find("rank 4"), std::string::npos);

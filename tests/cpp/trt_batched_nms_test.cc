@@ -211,9 +211,6 @@ TEST(TrtBatchedNms, ParameterRules) {
             "keep_topk must lie in [0, 2147483647] (detections per image), got 2147483648");
   EXPECT_NE(error(-1, 1, 1, kNaN, 0.5f, 0, 0, 0).find("score_threshold"), std::string::npos);
   EXPECT_NE(error(-1, 1, 1, 0.0f, 1.5f, 0, 0, 0).find("iou_threshold"), std::string::npos);
-  EXPECT_EQ(error(-1, 1, 1, 0.0f, 0.5f, 2, 0, 0), "is_normalized must be 0 or 1, got 2");
-  EXPECT_EQ(error(-1, 1, 1, 0.0f, 0.5f, 0, -1, 0), "clip_boxes must be 0 or 1, got -1");
-  EXPECT_EQ(error(-1, 1, 1, 0.0f, 0.5f, 0, 0, 3), "return_index must be 0 or 1, got 3");
 }
 
 TEST(TrtBatchedNms, ShapeRules) {

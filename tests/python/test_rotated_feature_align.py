@@ -7,6 +7,7 @@ compat="mmcv"."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import onnx
@@ -391,7 +392,8 @@ def test_eager_errors():
                                              f"got {scale}"):
             opbridge.ops.rotated_feature_align(features, boxes, scale)
     for points in (0, 2, 3, 4, 6):
-        with pytest.raises(ValueError, match=f"rotated_feature_align: points must be 1 or 5, got {points}"):
+        rule = "points must be 1 (the box centre) or 5 (the centre and the 4 corners)"
+        with pytest.raises(ValueError, match=re.escape(f"rotated_feature_align: {rule}, got {points}")):
             opbridge.ops.rotated_feature_align(features, boxes, 0.125, points)
 
 

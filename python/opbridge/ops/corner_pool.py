@@ -16,6 +16,7 @@ from torch import Tensor
 
 import onnxscript
 
+from opbridge import manifest
 from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
 
 # mmcv's mode codes, and the axis each mode scans and whether it scans from the far end.
@@ -44,8 +45,7 @@ def _check(input: Tensor, mode: int) -> None:
         raise ValueError(f"corner_pool: input must be [N, C, H, W], got shape {list(input.shape)}")
     if input.dtype != torch.float32:
         raise ValueError(f"corner_pool: input must be float32, got {input.dtype}")
-    if mode not in _SCANS:
-        raise ValueError(f"corner_pool: mode must be 0 (top), 1 (bottom), 2 (left) or 3 (right), got {mode}")
+    manifest.load()["corner_pool"].attribute("mode").check(mode, "corner_pool")
 
 
 @torch.library.custom_op("opbridge::corner_pool", mutates_args=())

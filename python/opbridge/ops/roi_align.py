@@ -15,6 +15,7 @@ from torch import Tensor
 
 import onnxscript
 
+from opbridge import manifest
 from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
 
 
@@ -58,8 +59,7 @@ def _roi_align_op(
     aligned: bool,
     mode: str,
 ) -> Tensor:
-    if mode not in ("avg", "max"):
-        raise ValueError(f'roi_align: mode must be "avg" or "max", got "{mode}"')
+    manifest.load()["roi_align"].attribute("mode").check(mode, "roi_align")
     if mode == "avg":
         return torchvision.ops.roi_align(
             input, rois, (pooled_height, pooled_width), spatial_scale, sampling_ratio, aligned

@@ -21,6 +21,7 @@ from torch import Tensor
 
 import onnxscript
 
+from opbridge import manifest
 from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
 
 
@@ -49,8 +50,7 @@ def _check(features: Tensor, best_rbboxes: Tensor, spatial_scale: float, points:
                          f"and {best_rbboxes.dtype}")
     if not (math.isfinite(spatial_scale) and spatial_scale > 0):
         raise ValueError(f"rotated_feature_align: spatial_scale must be a finite number > 0, got {spatial_scale}")
-    if points not in (1, 5):
-        raise ValueError(f"rotated_feature_align: points must be 1 or 5, got {points}")
+    manifest.load()["rotated_feature_align"].attribute("points").check(points, "rotated_feature_align")
 
 
 def _sample_points(best_rbboxes: Tensor, spatial_scale: float, points: int) -> tuple[list[Tensor], list[Tensor]]:

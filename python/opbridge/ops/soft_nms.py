@@ -8,6 +8,7 @@ from torch import Tensor
 
 import onnxscript
 
+from opbridge import manifest
 from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
 
 METHODS = {"naive": 0, "linear": 1, "gaussian": 2}
@@ -52,8 +53,7 @@ def _soft_nms_op(
         raise ValueError(f"soft_nms: boxes must have shape [N, 4], got {list(boxes.shape)}")
     if scores.shape != boxes.shape[:1]:
         raise ValueError(f"soft_nms: scores must have shape [{boxes.shape[0]}], got {list(scores.shape)}")
-    if method not in (0, 1, 2):
-        raise ValueError(f"soft_nms: method must be 0, 1 or 2, got {method}")
+    manifest.load()["soft_nms"].attribute("method").check(method, "soft_nms")
     return soft_nms_eager(boxes, scores, iou_threshold, sigma, min_score, method, offset)
 
 

@@ -9,7 +9,7 @@
 
 #include "kernels/cpu/roi_align.h"
 #include "kernels/cpu/roi_levels.h"
-#include "kernels/shared/roi_levels.h"
+#include "core/roi_levels.h"
 
 namespace opbridge::cpu {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "core/grid_sample.h"
 #include "kernels/shared/grid_sample_taps.h"
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 
 namespace opbridge::shared {
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "core/grid_sample.h"
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 
 namespace opbridge::shared {
 

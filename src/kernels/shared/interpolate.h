@@ -28,7 +28,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 
 namespace opbridge::shared {
 

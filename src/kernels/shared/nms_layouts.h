@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "core/trt_batched_nms.h"
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 #include "kernels/shared/nms_rules.h"
 
 namespace opbridge::shared {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 
 namespace opbridge::shared {
 

@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 #include "kernels/shared/nms_rules.h"
 
 namespace opbridge::shared {

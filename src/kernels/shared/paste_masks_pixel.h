@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 #include "kernels/shared/interpolate.h"
 
 namespace opbridge::shared {

@@ -9,9 +9,9 @@
 #include <stdint.h>
 
 #include "core/roi_align.h"
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 #include "kernels/shared/roi_align_sampling.h"
-#include "kernels/shared/roi_levels.h"
+#include "core/roi_levels.h"
 
 namespace opbridge::shared {
 

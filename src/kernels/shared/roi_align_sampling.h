@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "core/roi_align.h"
-#include "kernels/shared/host_device.h"
+#include "core/host_device.h"
 
 namespace opbridge::shared {
 
@@ -79,12 +79,6 @@ OPBRIDGE_HD inline float SampleCoordinate(float start, float bin, int64_t b, int
   return start + b * bin + (static_cast<float>(i) + 0.5f) * bin / static_cast<float>(grid);
 }
 
-// Whether a RoI's grid is within the sample limits of CheckRoiSampleBudget (core/roi_align.h).
-OPBRIDGE_HD inline bool WithinSampleBudget(int64_t grid_h, int64_t grid_w, int64_t out_h, int64_t out_w) {
-  const bool axis_ok = grid_h <= kRoiAlignMaxAxisSamples / out_h && grid_w <= kRoiAlignMaxAxisSamples / out_w;
-  return axis_ok && (out_h * grid_h) * (out_w * grid_w) <= kRoiAlignMaxRoiSamples;
-}
-
 // The sample at the taps (y, x) of a plane: torchvision's w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4
 // with w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx; 0 outside the map.
 OPBRIDGE_HD inline float InterpolateSample(const AxisTap& y, const AxisTap& x, const float* plane, int64_t width) {
@@ -126,14 +120,6 @@ OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry&
     }
   }
   return best;
-}
-
-// Whether a RoI's batch index b, stored as a float and truncated toward zero (torchvision's and
-// mmcv's rule), names an image of a batch of `batch`: b in (-1, batch). None does when the batch is
-// empty: (-1, 0) truncates to 0, which is not an image then. NaN never does. The CPU ops' check
-// (CheckRoiAlignRois) and the CUDA kernels use this one rule.
-OPBRIDGE_HD inline bool IsRoiBatchIndex(float b, int64_t batch) {
-  return batch > 0 && b > -1.0f && b < static_cast<float>(batch);
 }
 
 // What the CUDA kernels need of one RoI for every output element of it, computed once per RoI by a

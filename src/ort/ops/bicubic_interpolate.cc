@@ -7,23 +7,9 @@
 
 namespace opbridge::ort {
 
-const OpSchema& BicubicInterpolateOp::Schema() {
-  // align_corners defaults to 1, as the TensorRT plugin's creator.
-  static const OpSchema schema{{{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-                               {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-                               {RequiredFloatsAttr("scale_factor"), IntAttr("align_corners", 1)}};
-  return schema;
-}
-
-Status BicubicInterpolateOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                    std::unique_ptr<BicubicInterpolateOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  std::vector<float> scale_factor;
-  int64_t align_corners = 1;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Floats("scale_factor", &scale_factor));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("align_corners", &align_corners));
+Status BicubicInterpolateOp::Create(const Attrs& attrs, std::unique_ptr<BicubicInterpolateOp>* op) {
   BicubicInterpolateParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeBicubicInterpolateParams(scale_factor, align_corners, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeBicubicInterpolateParams(attrs.scale_factor, attrs.align_corners, &p));
   *op = std::make_unique<BicubicInterpolateOp>(p);
   return Status::Ok();
 }

@@ -4,15 +4,16 @@
 #include <memory>
 
 #include "core/bicubic_interpolate.h"
+#include "ort/generated/bicubic_interpolate_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
 
 class BicubicInterpolateOp {
  public:
+  using Attrs = BicubicInterpolateAttrs;  // generated from the manifest
   explicit BicubicInterpolateOp(const BicubicInterpolateParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<BicubicInterpolateOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<BicubicInterpolateOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 

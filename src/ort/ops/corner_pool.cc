@@ -5,21 +5,9 @@
 
 namespace opbridge::ort {
 
-const OpSchema& CornerPoolOp::Schema() {
-  // `mode` is required, as in mmcv's ORT op (read with no fallback) and its TensorRT plugin.
-  static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {RequiredIntAttr("mode")}};
-  return schema;
-}
-
-Status CornerPoolOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<CornerPoolOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t mode = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("mode", &mode));
+Status CornerPoolOp::Create(const Attrs& attrs, std::unique_ptr<CornerPoolOp>* op) {
   CornerPoolParams p;
-  OPBRIDGE_RETURN_IF_ERROR(CornerPoolModeFromInt(mode, &p.mode));
+  p.mode = static_cast<CornerPoolMode>(attrs.mode);  // one of the manifest's codes, which are the enum's
   *op = std::make_unique<CornerPoolOp>(p);
   return Status::Ok();
 }

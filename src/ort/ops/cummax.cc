@@ -16,26 +16,11 @@ Status Run(const CumMaxParams& params, const InputTensor& input, void* values, v
 }  // namespace
 
 template <Extreme kExtreme>
-const OpSchema& CumExtremeOp<kExtreme>::Schema() {
-  // `dim` is required, as in mmcv's ORT op (which reads it with no fallback) and torch.cummax;
-  // mmcv's exporter always writes it. values has the input's dtype (T).
-  static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false}},
-      {{"values", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false},
-       {"indices", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false}},
-      {RequiredIntAttr("dim")},
-      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32,
-       ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64}};
-  return schema;
-}
-
-template <Extreme kExtreme>
-Status CumExtremeOp<kExtreme>::Create(const OrtApi& api, const OrtKernelInfo* info,
+Status CumExtremeOp<kExtreme>::Create(const Attrs& attrs, const OrtApi& api, const OrtKernelInfo* info,
                                       std::unique_ptr<CumExtremeOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
   CumMaxParams p;
   p.extreme = kExtreme;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("dim", &p.dim));
+  p.dim = attrs.dim;
   // A dim out of range fails the session when the input's rank is known; otherwise each run checks.
   int64_t rank = -1, axis = 0;
   OPBRIDGE_RETURN_IF_ERROR(InputRankAtCreation(api, info, 0, &rank));
@@ -60,7 +45,7 @@ Status CumExtremeOp<kExtreme>::Compute(const OrtApi& api, OrtKernelContext* ctx)
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return Run<double>(params_, input, values, indices, runner);
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return Run<int32_t>(params_, input, values, indices, runner);
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return Run<int64_t>(params_, input, values, indices, runner);
-    default: return CheckInputType(Schema(), 0, input.type);  // an error: the types are checked before
+    default: return CheckInputType(Attrs::Schema(), 0, input.type);  // an error: the types are checked before
   }
 }
 

@@ -5,77 +5,17 @@
 #include "kernels/cpu/deform_conv.h"
 
 namespace opbridge::ort {
-namespace {
 
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-
-// The attributes every layout has, first in each schema.
-constexpr size_t kConvAttrCount = 5;
-std::vector<AttrSpec> ConvAttrs() {
-  return {IntsAttr("stride", {1, 1}), IntsAttr("padding", {0, 0}), IntsAttr("dilation", {1, 1}),
-          IntAttr("groups", 1), IntAttr("deform_groups", 1)};
+Status DeformConvOp::Create(const Attrs& attrs, std::unique_ptr<DeformConvOp>* op) {
+  return CreateLayout(attrs, op);
 }
 
-}  // namespace
-
-Status DeformConvOpBase::ReadParams(const AttrReader& attrs, const std::vector<AttrSpec>& specs,
-                                    DeformConvParams* params) {
-  // Attributes past the five conv ones (mmcv's bias and im2col_step) mean nothing here; they are
-  // still read, so that a value of the wrong type is reported.
-  for (size_t i = kConvAttrCount; i < specs.size(); ++i) {
-    int64_t unused = 0;
-    OPBRIDGE_RETURN_IF_ERROR(attrs.Int(specs[i].name, &unused));
-  }
-  std::vector<int64_t> stride, padding, dilation;
-  int64_t groups = 1, deform_groups = 1;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Ints("stride", &stride));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Ints("padding", &padding));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Ints("dilation", &dilation));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("groups", &groups));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("deform_groups", &deform_groups));
-  return MakeDeformConvParams(stride, padding, dilation, groups, deform_groups, params);
+Status ModulatedDeformConvOp::Create(const Attrs& attrs, std::unique_ptr<ModulatedDeformConvOp>* op) {
+  return CreateLayout(attrs, op);
 }
 
-const OpSchema& DeformConvOp::Schema() {
-  static const OpSchema schema = [] {
-    OpSchema s{{{"input", kFloat, false}, {"offset", kFloat, false}, {"weight", kFloat, false}},
-               {{"output", kFloat, false}},
-               ConvAttrs()};
-    // mmcv's exporter also writes these two; the kernel has no use for them.
-    s.attrs.push_back(IntAttr("bias", 0));
-    s.attrs.push_back(IntAttr("im2col_step", 32));
-    return s;
-  }();
-  return schema;
-}
-
-const OpSchema& ModulatedDeformConvOp::Schema() {
-  static const OpSchema schema{{{"input", kFloat, false}, {"offset", kFloat, false}, {"mask", kFloat, false},
-                                {"weight", kFloat, false}, {"bias", kFloat, true}},
-                               {{"output", kFloat, false}},
-                               ConvAttrs()};
-  return schema;
-}
-
-const OpSchema& DeformConv2dOp::Schema() {
-  static const OpSchema schema{{{"input", kFloat, false}, {"offset", kFloat, false}, {"weight", kFloat, false},
-                                {"mask", kFloat, true}, {"bias", kFloat, true}},
-                               {{"output", kFloat, false}},
-                               ConvAttrs()};
-  return schema;
-}
-
-Status DeformConvOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConvOp>* op) {
-  return CreateLayout(api, info, op);
-}
-
-Status ModulatedDeformConvOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                     std::unique_ptr<ModulatedDeformConvOp>* op) {
-  return CreateLayout(api, info, op);
-}
-
-Status DeformConv2dOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConv2dOp>* op) {
-  return CreateLayout(api, info, op);
+Status DeformConv2dOp::Create(const Attrs& attrs, std::unique_ptr<DeformConv2dOp>* op) {
+  return CreateLayout(attrs, op);
 }
 
 Status DeformConvOpBase::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
@@ -134,7 +74,7 @@ Status DeformConvOpBase::InferShapeOf(const ShapeInference& infer, DeformConvInp
   out.dims = {in4 ? input.dims[0] : -1, w4 ? weight.dims[0] : -1, off4 ? offset.dims[2] : -1, off4 ? offset.dims[3] : -1};
   out.symbols = {in4 ? input.symbols[0] : "", w4 ? weight.symbols[0] : "", off4 ? offset.symbols[2] : "",
                  off4 ? offset.symbols[3] : ""};
-  return infer.SetOutput(0, kFloat, out);
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
 }
 
 }  // namespace opbridge::ort

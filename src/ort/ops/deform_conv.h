@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/deform_conv.h"
+#include "ort/generated/deform_conv_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -23,14 +24,14 @@ class DeformConvOpBase {
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
 
  protected:
-  // Reads stride, padding, dilation, groups and deform_groups (and checks the ignored extras).
-  static Status ReadParams(const AttrReader& attrs, const std::vector<AttrSpec>& specs, DeformConvParams* params);
-  // Create() of every layout: its attributes into params, then the op.
+  // Create() of every layout: stride, padding, dilation, groups and deform_groups into params, then
+  // the op. mmcv's extra attributes (bias and im2col_step) mean nothing here; the reader checked
+  // their kind.
   template <class Layout>
-  static Status CreateLayout(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<Layout>* op) {
-    const std::vector<AttrSpec>& specs = Layout::Schema().attrs;
+  static Status CreateLayout(const typename Layout::Attrs& attrs, std::unique_ptr<Layout>* op) {
     DeformConvParams params;
-    OPBRIDGE_RETURN_IF_ERROR(ReadParams(AttrReader(api, info, specs), specs, &params));
+    OPBRIDGE_RETURN_IF_ERROR(MakeDeformConvParams(attrs.stride, attrs.padding, attrs.dilation, attrs.groups,
+                                                  attrs.deform_groups, &params));
     *op = std::make_unique<Layout>(params, Layout::kInputs);
     return Status::Ok();
   }
@@ -43,28 +44,28 @@ class DeformConvOpBase {
 
 class DeformConvOp : public DeformConvOpBase {
  public:
+  using Attrs = DeformConvAttrs;  // generated from the manifest
   static constexpr DeformConvInputs kInputs{0, 1, -1, 2, -1};
   using DeformConvOpBase::DeformConvOpBase;
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConvOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<DeformConvOp>* op);
   static Status InferShape(const ShapeInference& infer) { return InferShapeOf(infer, kInputs); }
 };
 
 class ModulatedDeformConvOp : public DeformConvOpBase {
  public:
+  using Attrs = ModulatedDeformConvAttrs;  // generated from the manifest
   static constexpr DeformConvInputs kInputs{0, 1, 2, 3, 4};
   using DeformConvOpBase::DeformConvOpBase;
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<ModulatedDeformConvOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<ModulatedDeformConvOp>* op);
   static Status InferShape(const ShapeInference& infer) { return InferShapeOf(infer, kInputs); }
 };
 
 class DeformConv2dOp : public DeformConvOpBase {
  public:
+  using Attrs = DeformConv2dAttrs;  // generated from the manifest
   static constexpr DeformConvInputs kInputs{0, 1, 3, 2, 4};
   using DeformConvOpBase::DeformConvOpBase;
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<DeformConv2dOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<DeformConv2dOp>* op);
   static Status InferShape(const ShapeInference& infer) { return InferShapeOf(infer, kInputs); }
 };
 

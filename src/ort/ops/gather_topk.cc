@@ -31,20 +31,7 @@ Status OutputType(const OrtApi& api, OrtKernelContext* ctx, size_t index, const 
 
 }  // namespace
 
-const OpSchema& GatherTopkOp::Schema() {
-  // data is T (the plugin's float32 and int32, and the 8-byte dtypes an ONNX file may carry);
-  // indices are int64 as torch.topk writes them, or int32 as TensorRT's files carry them.
-  static const OpSchema schema{
-      {{"data", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false},
-       {"indices", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false}},
-      {},
-      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32,
-       ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64}};
-  return schema;
-}
-
-Status GatherTopkOp::Create(const OrtApi&, const OrtKernelInfo*, std::unique_ptr<GatherTopkOp>* op) {
+Status GatherTopkOp::Create(const Attrs& attrs, std::unique_ptr<GatherTopkOp>* op) {
   *op = std::make_unique<GatherTopkOp>();
   return Status::Ok();
 }

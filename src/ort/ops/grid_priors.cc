@@ -5,27 +5,9 @@
 
 namespace opbridge::ort {
 
-const OpSchema& GridPriorsOp::Schema() {
-  // The providers' elements are never read: mmdeploy writes ConstantOfShape int64 zeros, and any
-  // of T's dtypes is taken.
-  static const OpSchema schema{
-      {{"base_anchors", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-       {"h_provider", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false},
-       {"w_provider", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {IntAttr("stride_h", 1), IntAttr("stride_w", 1)},
-      {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
-       ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE}};
-  return schema;
-}
-
-Status GridPriorsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<GridPriorsOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t stride_h = 1, stride_w = 1;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("stride_h", &stride_h));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("stride_w", &stride_w));
+Status GridPriorsOp::Create(const Attrs& attrs, std::unique_ptr<GridPriorsOp>* op) {
   GridPriorsParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeGridPriorsParams(stride_h, stride_w, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeGridPriorsParams(attrs.stride_h, attrs.stride_w, &p));
   *op = std::make_unique<GridPriorsOp>(p);
   return Status::Ok();
 }

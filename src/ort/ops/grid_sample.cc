@@ -7,24 +7,9 @@
 
 namespace opbridge::ort {
 
-const OpSchema& GridSampleOp::Schema() {
-  static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-       {"grid", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {IntAttr("interpolation_mode", 0), IntAttr("padding_mode", 0), IntAttr("align_corners", 0)}};
-  return schema;
-}
-
-Status GridSampleOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                            std::unique_ptr<GridSampleOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t interpolation = 0, padding = 0, align_corners = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("interpolation_mode", &interpolation));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("padding_mode", &padding));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("align_corners", &align_corners));
+Status GridSampleOp::Create(const Attrs& attrs, std::unique_ptr<GridSampleOp>* op) {
   GridSampleParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeGridSampleParams(interpolation, padding, align_corners, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeGridSampleParams(attrs.interpolation_mode, attrs.padding_mode, attrs.align_corners, &p));
   *op = std::make_unique<GridSampleOp>(p);
   return Status::Ok();
 }

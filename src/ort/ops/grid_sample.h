@@ -4,18 +4,18 @@
 #include <memory>
 
 #include "core/grid_sample.h"
+#include "ort/generated/grid_sample_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
 
 class GridSampleOp {
  public:
+  using Attrs = GridSampleAttrs;  // generated from the manifest
   explicit GridSampleOp(const GridSampleParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<GridSampleOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<GridSampleOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // grid_sample_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

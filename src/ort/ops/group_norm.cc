@@ -41,19 +41,10 @@ Status AllocateNormOutput(const OrtApi& api, OrtKernelContext* ctx, const Shape&
   return Status::Ok();
 }
 
-const OpSchema& GroupNormOp::Schema() {
-  static const OpSchema schema{
-      {{"input", kFloat, false}, {"scale", kFloat, true}, {"bias", kFloat, true}},
-      {{"output", kFloat, false}},
-      {RequiredIntAttr("num_groups"), FloatAttr("epsilon", 1e-5f)}};
-  return schema;
-}
-
-Status GroupNormOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<GroupNormOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
+Status GroupNormOp::Create(const Attrs& attrs, std::unique_ptr<GroupNormOp>* op) {
   GroupNormParams p;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("num_groups", &p.num_groups));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("epsilon", &p.epsilon));
+  p.num_groups = attrs.num_groups;
+  p.epsilon = attrs.epsilon;
   OPBRIDGE_RETURN_IF_ERROR(CheckGroupNormParams(p));
   *op = std::make_unique<GroupNormOp>(p);
   return Status::Ok();
@@ -76,23 +67,9 @@ Status GroupNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
 
 Status GroupNormOp::InferShape(const ShapeInference& infer) { return InferShapeOfInput(infer); }
 
-const OpSchema& TutorialGroupNormOp::Schema() {
-  // The tutorial's kernel takes four float inputs and reads "epsilon" with no fallback (its
-  // exporter always writes it); here it defaults to F.group_norm's 1e-5.
-  static const OpSchema schema{
-      {{"input", kFloat, false}, {"num_groups", kFloat, false}, {"scale", kFloat, false}, {"bias", kFloat, false}},
-      {{"output", kFloat, false}},
-      {FloatAttr("epsilon", 1e-5f)}};
-  return schema;
-}
-
-Status TutorialGroupNormOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                   std::unique_ptr<TutorialGroupNormOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  float epsilon = 0.0f;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("epsilon", &epsilon));
-  OPBRIDGE_RETURN_IF_ERROR(CheckNormEpsilon(epsilon));
-  *op = std::make_unique<TutorialGroupNormOp>(epsilon);
+Status TutorialGroupNormOp::Create(const Attrs& attrs, std::unique_ptr<TutorialGroupNormOp>* op) {
+  OPBRIDGE_RETURN_IF_ERROR(CheckNormEpsilon(attrs.epsilon));
+  *op = std::make_unique<TutorialGroupNormOp>(attrs.epsilon);
   return Status::Ok();
 }
 

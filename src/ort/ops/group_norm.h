@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/group_norm.h"
+#include "ort/generated/group_norm_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -11,12 +12,11 @@ namespace opbridge::ort {
 // opbridge::GroupNorm: num_groups and epsilon are attributes; scale and bias are optional.
 class GroupNormOp {
  public:
+  using Attrs = GroupNormAttrs;  // generated from the manifest
   explicit GroupNormOp(const GroupNormParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<GroupNormOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<GroupNormOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // group_norm_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:
@@ -29,13 +29,11 @@ class GroupNormOp {
 // tensor input read at run time, scale and bias are required inputs, epsilon an attribute.
 class TutorialGroupNormOp {
  public:
+  using Attrs = TutorialGroupNormAttrs;  // generated from the manifest
   explicit TutorialGroupNormOp(float epsilon) : epsilon_(epsilon) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<TutorialGroupNormOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<TutorialGroupNormOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
-  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // group_norm_cuda.cc
-  // num_groups, a float tensor whose value the launch needs, stays on the host.
-  static bool CudaInputOnHost(size_t index) { return index == 1; }
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // group_norm_cuda.cc; num_groups on the host (manifest)
   static Status InferShape(const ShapeInference& infer);
 
  private:

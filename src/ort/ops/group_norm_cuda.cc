@@ -13,13 +13,11 @@ Status RunGroupNormCuda(const OrtApi& api, OrtKernelContext* ctx, const InputTen
   bool has_values = false;
   OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));
   if (!has_values) return Status::Ok();
-  CudaContext cuda;
-  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  CudaScratchAllocator scratch(api, ctx, cuda.device);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::GroupNorm(input.Data<float>(), NormLayoutOf(input.shape), num_groups,
                          scale.present ? scale.Data<float>() : nullptr, bias.present ? bias.Data<float>() : nullptr,
-                         epsilon, output, scratch, cuda.stream);
+                         epsilon, output, cuda.scratch(), cuda.stream());
 }
 
 Status GroupNormOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {

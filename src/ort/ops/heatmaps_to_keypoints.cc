@@ -8,14 +8,7 @@ namespace {
 constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 }  // namespace
 
-const OpSchema& HeatmapsToKeypointsOp::Schema() {
-  static const OpSchema schema{{{"maps", kFloat, false}, {"rois", kFloat, false}},
-                               {{"keypoints", kFloat, false}, {"scores", kFloat, false}},
-                               {}};
-  return schema;
-}
-
-Status HeatmapsToKeypointsOp::Create(const OrtApi&, const OrtKernelInfo*, std::unique_ptr<HeatmapsToKeypointsOp>* op) {
+Status HeatmapsToKeypointsOp::Create(const Attrs& attrs, std::unique_ptr<HeatmapsToKeypointsOp>* op) {
   *op = std::make_unique<HeatmapsToKeypointsOp>();
   return Status::Ok();
 }

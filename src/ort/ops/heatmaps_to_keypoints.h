@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/heatmaps_to_keypoints.h"
+#include "ort/generated/heatmaps_to_keypoints_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -11,11 +12,10 @@ namespace opbridge::ort {
 // opbridge::HeatmapsToKeypoints: maps [R, K, H, W], rois [R, 4] -> keypoints [R, K, 3], scores [R, K].
 class HeatmapsToKeypointsOp {
  public:
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<HeatmapsToKeypointsOp>* op);
+  using Attrs = HeatmapsToKeypointsAttrs;  // generated from the manifest
+  static Status Create(const Attrs& attrs, std::unique_ptr<HeatmapsToKeypointsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // heatmaps_to_keypoints_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

@@ -7,21 +7,9 @@
 
 namespace opbridge::ort {
 
-const OpSchema& InstanceNormOp::Schema() {
-  // ONNX InstanceNormalization's inputs (which mmcv's TensorRT preprocessing renames in place);
-  // epsilon defaults to 1e-5 as in both plugins' createPlugin.
-  static const OpSchema schema{{{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-                                {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-                                {"B", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-                               {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-                               {FloatAttr("epsilon", 1e-5f)}};
-  return schema;
-}
-
-Status InstanceNormOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<InstanceNormOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
+Status InstanceNormOp::Create(const Attrs& attrs, std::unique_ptr<InstanceNormOp>* op) {
   InstanceNormParams p;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("epsilon", &p.epsilon));
+  p.epsilon = attrs.epsilon;
   OPBRIDGE_RETURN_IF_ERROR(CheckInstanceNormParams(p));
   *op = std::make_unique<InstanceNormOp>(p);
   return Status::Ok();

@@ -4,18 +4,18 @@
 #include <memory>
 
 #include "core/instance_norm.h"
+#include "ort/generated/instance_norm_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
 
 class InstanceNormOp {
  public:
+  using Attrs = InstanceNormAttrs;  // generated from the manifest
   explicit InstanceNormOp(const InstanceNormParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<InstanceNormOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<InstanceNormOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // instance_norm_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

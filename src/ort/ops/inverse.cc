@@ -6,20 +6,9 @@
 
 namespace opbridge::ort {
 
-const OpSchema& InverseOp::Schema() {
-  static const OpSchema schema{{{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-                               {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-                                {"info", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, true}},
-                               {IntAttr("check_errors", 1)}};
-  return schema;
-}
-
-Status InverseOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<InverseOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t check_errors = 1;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("check_errors", &check_errors));
+Status InverseOp::Create(const Attrs& attrs, std::unique_ptr<InverseOp>* op) {
   InverseParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeInverseParams(check_errors, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeInverseParams(attrs.check_errors, &p));
   *op = std::make_unique<InverseOp>(p);
   return Status::Ok();
 }

@@ -10,38 +10,11 @@ namespace {
 constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 }  // namespace
 
-OpSchema MultiLevelRoiSchema(const char* mode_name) {
-  return {{{"rois", kFloat, false}, {"features", kFloat, false, true}},
-          {{"output", kFloat, false}},
-          {IntAttr("output_height", 7), IntAttr("output_width", 7), IntAttr(mode_name, 0), IntAttr("sampling_ratio", 2),
-           RequiredFloatsAttr("featmap_strides"), FloatAttr("roi_scale_factor", -1.0f), IntAttr("finest_scale", 56),
-           IntAttr("aligned", 0)}};
-}
-
-Status ReadMultiLevelAttributes(const AttrReader& attrs, const char* mode_name, MultiLevelAttributes* values) {
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_height", &values->output_height));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_width", &values->output_width));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int(mode_name, &values->mode));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("sampling_ratio", &values->sampling_ratio));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Floats("featmap_strides", &values->featmap_strides));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("roi_scale_factor", &values->roi_scale_factor));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("finest_scale", &values->finest_scale));
-  return attrs.Int("aligned", &values->aligned);
-}
-
-const OpSchema& MultiLevelRoiAlignOp::Schema() {
-  static const OpSchema schema = MultiLevelRoiSchema("pool_mode");
-  return schema;
-}
-
-Status MultiLevelRoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                    std::unique_ptr<MultiLevelRoiAlignOp>* op) {
-  MultiLevelAttributes a;
-  OPBRIDGE_RETURN_IF_ERROR(ReadMultiLevelAttributes(AttrReader(api, info, Schema().attrs), "pool_mode", &a));
+Status MultiLevelRoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<MultiLevelRoiAlignOp>* op) {
   MultiLevelRoiAlignParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRoiAlignParams(a.output_height, a.output_width, a.mode, a.sampling_ratio,
-                                                        a.featmap_strides, a.roi_scale_factor, a.finest_scale,
-                                                        a.aligned, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRoiAlignParams(attrs.output_height, attrs.output_width, attrs.pool_mode,
+                                                        attrs.sampling_ratio, attrs.featmap_strides,
+                                                        attrs.roi_scale_factor, attrs.finest_scale, attrs.aligned, &p));
   *op = std::make_unique<MultiLevelRoiAlignOp>(p);
   return Status::Ok();
 }

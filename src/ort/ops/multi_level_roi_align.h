@@ -8,6 +8,7 @@
 #include "core/multi_level_roi_align.h"
 #include "kernels/cpu/multi_scale_roi_align.h"  // FeatureLevel
 #include "kernels/shared/roi_align_levels.h"
+#include "ort/generated/multi_level_roi_align_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -40,30 +41,15 @@ Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const Mu
                               const RoiAlignParams& roi_align, const std::vector<float>& spatial_scales,
                               const shared::RoiLeveling& leveling);
 
-// The TensorRT plugins' schema: rois, then the variadic maps; attribute names and defaults are
-// the plugins' (their creators read every one as optional except featmap_strides). The two
-// plugins differ only in their third attribute, `mode_name`: pool_mode (axis-aligned) or
-// clockwise (rotated), both with default 0.
-OpSchema MultiLevelRoiSchema(const char* mode_name);
-
-// Those attributes as the node gives them.
-struct MultiLevelAttributes {
-  int64_t output_height = 0, output_width = 0, mode = 0, sampling_ratio = 0, finest_scale = 0, aligned = 0;
-  float roi_scale_factor = 0.0f;
-  std::vector<float> featmap_strides;
-};
-Status ReadMultiLevelAttributes(const AttrReader& attrs, const char* mode_name, MultiLevelAttributes* values);
-
 // opbridge::MultiLevelRoiAlign and mmdeploy::MMCVMultiLevelRoiAlign: rois [R, 5], then one feature
 // map per featmap_strides entry -> [R, C, output_height, output_width].
 class MultiLevelRoiAlignOp {
  public:
+  using Attrs = MultiLevelRoiAlignAttrs;  // generated from the manifest
   explicit MultiLevelRoiAlignOp(const MultiLevelRoiAlignParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MultiLevelRoiAlignOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<MultiLevelRoiAlignOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // multi_level_roi_align_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   // [R, C, output_height, output_width] (absent attributes: the plugins' 7); shared by the rotated op.
   static Status InferShape(const ShapeInference& infer);
 

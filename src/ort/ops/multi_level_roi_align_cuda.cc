@@ -14,10 +14,8 @@ namespace opbridge::ort {
 Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const MultiLevelTensors& t,
                               const RoiAlignParams& roi_align, const std::vector<float>& spatial_scales,
                               const shared::RoiLeveling& leveling) {
-  CudaContext cuda;
-  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  CudaScratchAllocator scratch(api, ctx, cuda.device);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   const int64_t total = static_cast<int64_t>(t.maps.size());
   std::vector<const float*> data;
   std::vector<int64_t> heights, widths;
@@ -30,7 +28,8 @@ Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const Mu
     const shared::FeatureMaps maps =
         shared::FeatureMapsFrom(first, total, data.data(), heights.data(), widths.data(), spatial_scales.data());
     OPBRIDGE_RETURN_IF_ERROR(cuda::LeveledRoiAlign(roi_align, maps, leveling, t.batch, t.channels,
-                                                   t.rois.Data<float>(), t.num_rois, t.output, scratch, cuda.stream));
+                                                   t.rois.Data<float>(), t.num_rois, t.output, cuda.scratch(),
+                                                   cuda.stream()));
   }
   return Status::Ok();
 }

@@ -7,19 +7,12 @@
 
 namespace opbridge::ort {
 
-const OpSchema& MultiLevelRotatedRoiAlignOp::Schema() {
-  static const OpSchema schema = MultiLevelRoiSchema("clockwise");
-  return schema;
-}
-
-Status MultiLevelRotatedRoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                           std::unique_ptr<MultiLevelRotatedRoiAlignOp>* op) {
-  MultiLevelAttributes a;
-  OPBRIDGE_RETURN_IF_ERROR(ReadMultiLevelAttributes(AttrReader(api, info, Schema().attrs), "clockwise", &a));
+Status MultiLevelRotatedRoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<MultiLevelRotatedRoiAlignOp>* op) {
   MultiLevelRotatedRoiAlignParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRotatedRoiAlignParams(a.output_height, a.output_width, a.mode,
-                                                               a.sampling_ratio, a.featmap_strides,
-                                                               a.roi_scale_factor, a.finest_scale, a.aligned, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRotatedRoiAlignParams(attrs.output_height, attrs.output_width, attrs.clockwise,
+                                                               attrs.sampling_ratio, attrs.featmap_strides,
+                                                               attrs.roi_scale_factor, attrs.finest_scale,
+                                                               attrs.aligned, &p));
   *op = std::make_unique<MultiLevelRotatedRoiAlignOp>(p);
   return Status::Ok();
 }

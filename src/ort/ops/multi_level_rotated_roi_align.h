@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/multi_level_rotated_roi_align.h"
+#include "ort/generated/multi_level_rotated_roi_align_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -12,9 +13,9 @@ namespace opbridge::ort {
 // then one feature map per featmap_strides entry -> [R, C, output_height, output_width].
 class MultiLevelRotatedRoiAlignOp {
  public:
+  using Attrs = MultiLevelRotatedRoiAlignAttrs;  // generated from the manifest
   explicit MultiLevelRotatedRoiAlignOp(const MultiLevelRotatedRoiAlignParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MultiLevelRotatedRoiAlignOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<MultiLevelRotatedRoiAlignOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 

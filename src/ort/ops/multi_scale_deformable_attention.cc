@@ -9,22 +9,6 @@
 namespace opbridge::ort {
 namespace {
 
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-// spatial_shapes and level_start_index: T, int32 or int64 (mmdeploy's ONNX files carry int64,
-// its TensorRT plugin takes int32).
-constexpr ONNXTensorElementDataType kIndex = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-
-OpSchema MakeSchema(std::vector<AttrSpec> attrs) {
-  return OpSchema{{{"value", kFloat, false},
-                   {"spatial_shapes", kIndex, false},
-                   {"level_start_index", kIndex, false},
-                   {"sampling_locations", kFloat, false},
-                   {"attention_weights", kFloat, false}},
-                  {{"output", kFloat, false}},
-                  std::move(attrs),
-                  {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64}};
-}
-
 // An int32 or int64 tensor's elements as int64 (L or 2 L of them).
 std::vector<int64_t> IndexValues(const InputTensor& tensor) {
   const int64_t count = NumElements(tensor.shape);
@@ -38,28 +22,13 @@ std::vector<int64_t> IndexValues(const InputTensor& tensor) {
 
 }  // namespace
 
-const OpSchema& MultiScaleDeformableAttentionOp::Schema() {
-  static const OpSchema schema = MakeSchema({});
-  return schema;
-}
-
-const OpSchema& MmdeployMultiScaleDeformableAttentionOp::Schema() {
-  // mmdeploy's symbolic writes im2col_step (64 unless the layer sets it), a CUDA batching detail.
-  static const OpSchema schema = MakeSchema({IntAttr("im2col_step", 64)});
-  return schema;
-}
-
-Status MultiScaleDeformableAttentionOp::Create(const OrtApi&, const OrtKernelInfo*,
-                                               std::unique_ptr<MultiScaleDeformableAttentionOp>* op) {
+Status MultiScaleDeformableAttentionOp::Create(const Attrs& attrs, std::unique_ptr<MultiScaleDeformableAttentionOp>* op) {
   *op = std::make_unique<MultiScaleDeformableAttentionOp>();
   return Status::Ok();
 }
 
-Status MmdeployMultiScaleDeformableAttentionOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                                       std::unique_ptr<MmdeployMultiScaleDeformableAttentionOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t unused = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("im2col_step", &unused));
+Status MmdeployMultiScaleDeformableAttentionOp::Create(const Attrs& attrs, std::unique_ptr<MmdeployMultiScaleDeformableAttentionOp>* op) {
+  // im2col_step (mmdeploy's exporter writes it) is a batching detail: read (its kind checked), unused.
   *op = std::make_unique<MmdeployMultiScaleDeformableAttentionOp>();
   return Status::Ok();
 }
@@ -97,7 +66,7 @@ Status MultiScaleDeformableAttentionOp::InferShape(const ShapeInference& infer) 
   if (heads < 0 || channels < 0 || __builtin_mul_overflow(heads, channels, &row)) row = -1;
   out.dims = {value_known ? value.dims[0] : -1, locations_known ? locations.dims[1] : -1, row};
   out.symbols = {value_known ? value.symbols[0] : "", locations_known ? locations.symbols[1] : "", ""};
-  return infer.SetOutput(0, kFloat, out);
+  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
 }
 
 }  // namespace opbridge::ort

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/multi_scale_deformable_attention.h"
+#include "ort/generated/multi_scale_deformable_attention_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -11,9 +12,8 @@ namespace opbridge::ort {
 // opbridge::MultiScaleDeformableAttention (no attributes).
 class MultiScaleDeformableAttentionOp {
  public:
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info,
-                       std::unique_ptr<MultiScaleDeformableAttentionOp>* op);
+  using Attrs = MultiScaleDeformableAttentionAttrs;  // generated from the manifest
+  static Status Create(const Attrs& attrs, std::unique_ptr<MultiScaleDeformableAttentionOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 };
@@ -22,9 +22,8 @@ class MultiScaleDeformableAttentionOp {
 // attribute, which is read (a value of the wrong type is reported) and ignored.
 class MmdeployMultiScaleDeformableAttentionOp : public MultiScaleDeformableAttentionOp {
  public:
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info,
-                       std::unique_ptr<MmdeployMultiScaleDeformableAttentionOp>* op);
+  using Attrs = MmdeployMultiScaleDeformableAttentionAttrs;  // generated from the manifest
+  static Status Create(const Attrs& attrs, std::unique_ptr<MmdeployMultiScaleDeformableAttentionOp>* op);
 };
 
 }  // namespace opbridge::ort

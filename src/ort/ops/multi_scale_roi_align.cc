@@ -8,35 +8,11 @@
 #include "ort/ops/roi_align.h"
 
 namespace opbridge::ort {
-namespace {
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-}  // namespace
-
-const OpSchema& MultiScaleRoiAlignOp::Schema() {
-  static const OpSchema schema{
-      {{"rois", kFloat, false}, {"features", kFloat, false, true}},
-      {{"output", kFloat, false}},
-      {RequiredIntAttr("output_height"), RequiredIntAttr("output_width"), RequiredIntAttr("sampling_ratio"),
-       RequiredFloatsAttr("spatial_scales"), IntAttr("canonical_scale", 224), IntAttr("canonical_level", 4),
-       IntAttr("aligned", 0)}};
-  return schema;
-}
-
-Status MultiScaleRoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                    std::unique_ptr<MultiScaleRoiAlignOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t out_h = 0, out_w = 0, sampling_ratio = 0, canonical_scale = 0, canonical_level = 0, aligned = 0;
-  std::vector<float> scales;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_height", &out_h));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_width", &out_w));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("sampling_ratio", &sampling_ratio));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Floats("spatial_scales", &scales));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("canonical_scale", &canonical_scale));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("canonical_level", &canonical_level));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("aligned", &aligned));
+Status MultiScaleRoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<MultiScaleRoiAlignOp>* op) {
   MultiScaleRoiAlignParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeMultiScaleRoiAlignParams(out_h, out_w, sampling_ratio, aligned, scales, canonical_scale,
-                                                        canonical_level, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeMultiScaleRoiAlignParams(attrs.output_height, attrs.output_width, attrs.sampling_ratio,
+                                                        attrs.aligned, attrs.spatial_scales, attrs.canonical_scale,
+                                                        attrs.canonical_level, &p));
   *op = std::make_unique<MultiScaleRoiAlignOp>(p);
   return Status::Ok();
 }

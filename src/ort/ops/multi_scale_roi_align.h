@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/multi_scale_roi_align.h"
+#include "ort/generated/multi_scale_roi_align_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -11,12 +12,11 @@ namespace opbridge::ort {
 // opbridge::MultiScaleRoiAlign: rois [R, 5], then one or more feature maps -> [R, C, oh, ow].
 class MultiScaleRoiAlignOp {
  public:
+  using Attrs = MultiScaleRoiAlignAttrs;  // generated from the manifest
   explicit MultiScaleRoiAlignOp(const MultiScaleRoiAlignParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MultiScaleRoiAlignOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<MultiScaleRoiAlignOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // multi_scale_roi_align_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

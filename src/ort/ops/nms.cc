@@ -7,18 +7,12 @@
 namespace opbridge::ort {
 namespace {
 
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 constexpr ONNXTensorElementDataType kInt64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
 
 template <class Op>
-Status CreateNms(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<Op>* op) {
-  AttrReader attrs(api, info, Op::Schema().attrs);
-  float iou_threshold = 0.f;
-  int64_t offset = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("offset", &offset));
+Status CreateNms(const typename Op::Attrs& attrs, std::unique_ptr<Op>* op) {
   NmsParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeNmsParams(iou_threshold, offset, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeNmsParams(attrs.iou_threshold, attrs.offset, &p));
   *op = std::make_unique<Op>(p);
   return Status::Ok();
 }
@@ -36,26 +30,12 @@ Status InferKeptRows(const ShapeInference& infer, ONNXTensorElementDataType type
   return infer.SetOutput(0, type, out);
 }
 
-const OpSchema& NmsOp::Schema() {
-  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
-                               {{"keep", kInt64, false}},
-                               {RequiredFloatAttr("iou_threshold"), IntAttr("offset", 0)}};
-  return schema;
+Status NmsOp::Create(const Attrs& attrs, std::unique_ptr<NmsOp>* op) {
+  return CreateNms(attrs, op);
 }
 
-const OpSchema& BatchedNmsOp::Schema() {
-  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}, {"idxs", kInt64, false}},
-                               {{"keep", kInt64, false}},
-                               {RequiredFloatAttr("iou_threshold"), IntAttr("offset", 0)}};
-  return schema;
-}
-
-Status NmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<NmsOp>* op) {
-  return CreateNms(api, info, op);
-}
-
-Status BatchedNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<BatchedNmsOp>* op) {
-  return CreateNms(api, info, op);
+Status BatchedNmsOp::Create(const Attrs& attrs, std::unique_ptr<BatchedNmsOp>* op) {
+  return CreateNms(attrs, op);
 }
 
 Status NmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const { return Run(api, ctx, false); }
@@ -82,23 +62,10 @@ Status NmsOp::Run(const OrtApi& api, OrtKernelContext* ctx, bool with_categories
 
 Status NmsOp::InferShape(const ShapeInference& infer) { return InferKeptRows(infer, kInt64, 0); }
 
-const OpSchema& MulticlassNmsOp::Schema() {
-  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
-                               {{"selected", kInt64, false}},
-                               {RequiredFloatAttr("iou_threshold"), FloatAttr("score_threshold", 0.0f),
-                                IntAttr("max_output_boxes_per_class", -1)}};
-  return schema;
-}
-
-Status MulticlassNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MulticlassNmsOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  float iou_threshold = 0.f, score_threshold = 0.f;
-  int64_t max_per_class = -1;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("score_threshold", &score_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("max_output_boxes_per_class", &max_per_class));
+Status MulticlassNmsOp::Create(const Attrs& attrs, std::unique_ptr<MulticlassNmsOp>* op) {
   MulticlassNmsParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeMulticlassNmsParams(iou_threshold, score_threshold, max_per_class, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeMulticlassNmsParams(attrs.iou_threshold, attrs.score_threshold,
+                                                   attrs.max_output_boxes_per_class, &p));
   *op = std::make_unique<MulticlassNmsOp>(p);
   return Status::Ok();
 }

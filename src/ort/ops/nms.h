@@ -6,6 +6,7 @@
 
 #include "core/nms.h"
 #include "kernels/cpu/nms_drivers.h"
+#include "ort/generated/nms_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -13,12 +14,11 @@ namespace opbridge::ort {
 // opbridge::Nms and mmcv::NonMaxSuppression: boxes [N, 4], scores [N] -> keep [K].
 class NmsOp {
  public:
+  using Attrs = NmsAttrs;  // generated from the manifest
   explicit NmsOp(const NmsParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<NmsOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<NmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  protected:
@@ -33,9 +33,9 @@ class NmsOp {
 // opbridge::BatchedNms: boxes [N, 4], scores [N], idxs [N] (int64 categories) -> keep [K].
 class BatchedNmsOp : public NmsOp {
  public:
+  using Attrs = BatchedNmsAttrs;  // generated from the manifest
   using NmsOp::NmsOp;
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<BatchedNmsOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<BatchedNmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_cuda.cc
 };
@@ -43,12 +43,11 @@ class BatchedNmsOp : public NmsOp {
 // opbridge::MulticlassNms: boxes [B, N, 4], scores [B, C, N] -> selected [K, 3] (batch, class, box).
 class MulticlassNmsOp {
  public:
+  using Attrs = MulticlassNmsAttrs;  // generated from the manifest
   explicit MulticlassNmsOp(const MulticlassNmsParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MulticlassNmsOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<MulticlassNmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

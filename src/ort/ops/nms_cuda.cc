@@ -15,10 +15,8 @@ Status BatchedNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const
 Status NmsOp::RunCuda(const OrtApi& api, OrtKernelContext* ctx, bool with_categories) const {
   InputTensor boxes, scores, idxs;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, with_categories, &boxes, &scores, &idxs));
-  CudaContext cuda;
-  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  CudaScratchAllocator scratch(api, ctx, cuda.device);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::Nms(
       params_, boxes.Data<float>(), scores.Data<float>(), with_categories ? idxs.Data<int64_t>() : nullptr,
       boxes.shape[0],
@@ -28,16 +26,14 @@ Status NmsOp::RunCuda(const OrtApi& api, OrtKernelContext* ctx, bool with_catego
         *output = static_cast<int64_t*>(out);
         return Status::Ok();
       },
-      scratch, cuda.stream);
+      cuda.scratch(), cuda.stream());
 }
 
 Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor boxes, scores;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
-  CudaContext cuda;
-  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  CudaScratchAllocator scratch(api, ctx, cuda.device);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::MulticlassNms(
       params_, boxes.Data<float>(), scores.Data<float>(), boxes.shape[0], scores.shape[1], boxes.shape[1],
       [&](int64_t rows, int64_t** output) {
@@ -46,7 +42,7 @@ Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) co
         *output = static_cast<int64_t*>(out);
         return Status::Ok();
       },
-      scratch, cuda.stream);
+      cuda.scratch(), cuda.stream());
 }
 
 }  // namespace opbridge::ort

@@ -7,7 +7,6 @@
 namespace opbridge::ort {
 namespace {
 
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 constexpr ONNXTensorElementDataType kInt64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
 
 // Reads a threshold input: one float32 value, shape [1] or [].
@@ -21,18 +20,7 @@ Status ReadThreshold(const OrtApi& api, OrtKernelContext* ctx, size_t index, con
 
 }  // namespace
 
-const OpSchema& NmsMatchOp::Schema() {
-  // mmdeploy's kernel has four float inputs and no attributes.
-  static const OpSchema schema{{{"boxes", kFloat, false},
-                                {"scores", kFloat, false},
-                                {"iou_threshold", kFloat, false},
-                                {"score_threshold", kFloat, false}},
-                               {{"matches", kInt64, false}},
-                               {}};
-  return schema;
-}
-
-Status NmsMatchOp::Create(const OrtApi&, const OrtKernelInfo*, std::unique_ptr<NmsMatchOp>* op) {
+Status NmsMatchOp::Create(const Attrs& attrs, std::unique_ptr<NmsMatchOp>* op) {
   *op = std::make_unique<NmsMatchOp>();
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/nms_match.h"
+#include "ort/generated/nms_match_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -13,8 +14,8 @@ namespace opbridge::ort {
 // are inputs (as mmdeploy exports them), so they are read and checked on every run.
 class NmsMatchOp {
  public:
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<NmsMatchOp>* op);
+  using Attrs = NmsMatchAttrs;  // generated from the manifest
+  static Status Create(const Attrs& attrs, std::unique_ptr<NmsMatchOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 };

@@ -7,25 +7,12 @@
 
 namespace opbridge::ort {
 namespace {
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 constexpr ONNXTensorElementDataType kInt64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
 }  // namespace
 
-const OpSchema& NmsRotatedOp::Schema() {
-  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}, {"idxs", kInt64, true}},
-                               {{"keep", kInt64, false}},
-                               {RequiredFloatAttr("iou_threshold"), IntAttr("clockwise", 1)}};
-  return schema;
-}
-
-Status NmsRotatedOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<NmsRotatedOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  float iou_threshold = 0.f;
-  int64_t clockwise = 1;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("clockwise", &clockwise));
+Status NmsRotatedOp::Create(const Attrs& attrs, std::unique_ptr<NmsRotatedOp>* op) {
   NmsRotatedParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeNmsRotatedParams(iou_threshold, clockwise, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeNmsRotatedParams(attrs.iou_threshold, attrs.clockwise, &p));
   *op = std::make_unique<NmsRotatedOp>(p);
   return Status::Ok();
 }
@@ -47,23 +34,9 @@ Status NmsRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
 
 Status NmsRotatedOp::InferShape(const ShapeInference& infer) { return InferKeptRows(infer, kInt64, 0); }
 
-const OpSchema& MulticlassNmsRotatedOp::Schema() {
-  // mmdeploy's kernel reads both attributes with no default; opbridge defaults the score
-  // threshold to 0.
-  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
-                               {{"selected", kInt64, false}},
-                               {RequiredFloatAttr("iou_threshold"), FloatAttr("score_threshold", 0.0f)}};
-  return schema;
-}
-
-Status MulticlassNmsRotatedOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                      std::unique_ptr<MulticlassNmsRotatedOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  float iou_threshold = 0.f, score_threshold = 0.f;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("score_threshold", &score_threshold));
+Status MulticlassNmsRotatedOp::Create(const Attrs& attrs, std::unique_ptr<MulticlassNmsRotatedOp>* op) {
   MulticlassNmsRotatedParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeMulticlassNmsRotatedParams(iou_threshold, score_threshold, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeMulticlassNmsRotatedParams(attrs.iou_threshold, attrs.score_threshold, &p));
   *op = std::make_unique<MulticlassNmsRotatedOp>(p);
   return Status::Ok();
 }

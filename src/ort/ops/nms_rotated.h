@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/nms_rotated.h"
+#include "ort/generated/nms_rotated_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -11,9 +12,9 @@ namespace opbridge::ort {
 // opbridge::NmsRotated: boxes [N, 5], scores [N], optional idxs [N] -> keep [K].
 class NmsRotatedOp {
  public:
+  using Attrs = NmsRotatedAttrs;  // generated from the manifest
   explicit NmsRotatedOp(const NmsRotatedParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<NmsRotatedOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<NmsRotatedOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 
@@ -25,9 +26,9 @@ class NmsRotatedOp {
 // -> selected [K, 3] (batch, class, box).
 class MulticlassNmsRotatedOp {
  public:
+  using Attrs = MulticlassNmsRotatedAttrs;  // generated from the manifest
   explicit MulticlassNmsRotatedOp(const MulticlassNmsRotatedParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<MulticlassNmsRotatedOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<MulticlassNmsRotatedOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 

@@ -6,22 +6,11 @@
 namespace opbridge::ort {
 namespace {
 constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-constexpr ONNXTensorElementDataType kInt64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
 }  // namespace
 
-const OpSchema& PasteMasksOp::Schema() {
-  static const OpSchema schema{{{"masks", kFloat, false}, {"boxes", kFloat, false}, {"image_size", kInt64, false}},
-                               {{"output", kFloat, false}},
-                               {IntAttr("padding", 1)}};
-  return schema;
-}
-
-Status PasteMasksOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<PasteMasksOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  int64_t padding = 1;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("padding", &padding));
+Status PasteMasksOp::Create(const Attrs& attrs, std::unique_ptr<PasteMasksOp>* op) {
   PasteMasksParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakePasteMasksParams(padding, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakePasteMasksParams(attrs.padding, &p));
   *op = std::make_unique<PasteMasksOp>(p);
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/paste_masks.h"
+#include "ort/generated/paste_masks_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -11,13 +12,11 @@ namespace opbridge::ort {
 // opbridge::PasteMasks: masks [N, 1, M, M], boxes [N, 4], image_size [2] -> [N, 1, H, W].
 class PasteMasksOp {
  public:
+  using Attrs = PasteMasksAttrs;  // generated from the manifest
   explicit PasteMasksOp(const PasteMasksParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<PasteMasksOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<PasteMasksOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
-  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // paste_masks_cuda.cc
-  // image_size (input 2) is read on the host: it sizes the output.
-  static bool CudaInputOnHost(size_t index) { return index == 2; }
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // paste_masks_cuda.cc; image_size on the host (manifest)
   static Status InferShape(const ShapeInference& infer);
 
  private:

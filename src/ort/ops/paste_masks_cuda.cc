@@ -13,12 +13,10 @@ Status PasteMasksOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const
   float* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &masks, &boxes, &size, &output));
   if (output == nullptr) return Status::Ok();
-  CudaContext cuda;
-  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  CudaScratchAllocator scratch(api, ctx, cuda.device);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::PasteMasks(masks.Data<float>(), masks.shape[0], masks.shape[2], boxes.Data<float>(), size[0], size[1],
-                          params_.padding, output, scratch, cuda.stream);
+                          params_.padding, output, cuda.scratch(), cuda.stream());
 }
 
 }  // namespace opbridge::ort

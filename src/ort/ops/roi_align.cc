@@ -21,38 +21,14 @@ Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, 
   return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
 }
 
-const OpSchema& RoiAlignOp::Schema() {
-  static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-       {"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {RequiredIntAttr("output_height"), RequiredIntAttr("output_width"),
-       FloatAttr("spatial_scale", 1.0f), IntAttr("sampling_ratio", 0),
-       StringAttr("mode", "avg"), IntAttr("aligned", 1)}};
-  return schema;
-}
-
-Status RoiAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                          std::unique_ptr<RoiAlignOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
+Status RoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<RoiAlignOp>* op) {
   RoiAlignParams p;
-  std::string mode;
-  int64_t aligned = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_height", &p.output_height));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_width", &p.output_width));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("spatial_scale", &p.spatial_scale));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("sampling_ratio", &p.sampling_ratio));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.String("mode", &mode));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("aligned", &aligned));
-  if (mode == "avg") {
-    p.mode = RoiPoolMode::kAvg;
-  } else if (mode == "max") {
-    p.mode = RoiPoolMode::kMax;
-  } else {
-    return Status::Error("mode must be \"avg\" or \"max\", got \"", mode, "\"");
-  }
-  if (aligned != 0 && aligned != 1) return Status::Error("aligned must be 0 or 1, got ", aligned);
-  p.aligned = aligned == 1;
+  p.output_height = attrs.output_height;
+  p.output_width = attrs.output_width;
+  p.spatial_scale = attrs.spatial_scale;
+  p.sampling_ratio = attrs.sampling_ratio;
+  p.mode = attrs.mode;
+  p.aligned = attrs.aligned == 1;
   OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignParams(p));
   *op = std::make_unique<RoiAlignOp>(p);
   return Status::Ok();

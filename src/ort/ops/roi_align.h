@@ -4,18 +4,18 @@
 #include <memory>
 
 #include "core/roi_align.h"
+#include "ort/generated/roi_align_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
 
 class RoiAlignOp {
  public:
+  using Attrs = RoiAlignAttrs;  // generated from the manifest
   explicit RoiAlignOp(const RoiAlignParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<RoiAlignOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<RoiAlignOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // roi_align_cuda.cc
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  private:

@@ -7,38 +7,15 @@
 #include "kernels/cpu/roi_align_rotated.h"
 
 namespace opbridge::ort {
-namespace {
 
-Status ReadFlag(const AttrReader& attrs, const char* name, bool* value) {
-  int64_t v = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int(name, &v));
-  if (v != 0 && v != 1) return Status::Error(name, " must be 0 or 1, got ", v);
-  *value = v == 1;
-  return Status::Ok();
-}
-
-}  // namespace
-
-const OpSchema& RoiAlignRotatedOp::Schema() {
-  static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-       {"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {RequiredIntAttr("output_height"), RequiredIntAttr("output_width"), FloatAttr("spatial_scale", 1.0f),
-       IntAttr("sampling_ratio", 0), IntAttr("aligned", 1), IntAttr("clockwise", 0)}};
-  return schema;
-}
-
-Status RoiAlignRotatedOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                 std::unique_ptr<RoiAlignRotatedOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
+Status RoiAlignRotatedOp::Create(const Attrs& attrs, std::unique_ptr<RoiAlignRotatedOp>* op) {
   RoiAlignRotatedParams p;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_height", &p.output_height));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("output_width", &p.output_width));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("spatial_scale", &p.spatial_scale));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("sampling_ratio", &p.sampling_ratio));
-  OPBRIDGE_RETURN_IF_ERROR(ReadFlag(attrs, "aligned", &p.aligned));
-  OPBRIDGE_RETURN_IF_ERROR(ReadFlag(attrs, "clockwise", &p.clockwise));
+  p.output_height = attrs.output_height;
+  p.output_width = attrs.output_width;
+  p.spatial_scale = attrs.spatial_scale;
+  p.sampling_ratio = attrs.sampling_ratio;
+  p.aligned = attrs.aligned == 1;
+  p.clockwise = attrs.clockwise == 1;
   OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRotatedParams(p));
   *op = std::make_unique<RoiAlignRotatedOp>(p);
   return Status::Ok();

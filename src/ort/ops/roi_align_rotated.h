@@ -4,15 +4,16 @@
 #include <memory>
 
 #include "core/roi_align_rotated.h"
+#include "ort/generated/roi_align_rotated_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
 
 class RoiAlignRotatedOp {
  public:
+  using Attrs = RoiAlignRotatedAttrs;  // generated from the manifest
   explicit RoiAlignRotatedOp(const RoiAlignRotatedParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<RoiAlignRotatedOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<RoiAlignRotatedOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 

@@ -5,23 +5,10 @@
 
 namespace opbridge::ort {
 
-const OpSchema& RotatedFeatureAlignOp::Schema() {
-  // Both attributes are required, as in mmcv's ORT op (which reads them with no fallback); mmcv's
-  // exporter always writes both.
-  static const OpSchema schema{
-      {{"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-       {"best_rbboxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {RequiredFloatAttr("spatial_scale"), RequiredIntAttr("points")}};
-  return schema;
-}
-
-Status RotatedFeatureAlignOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                     std::unique_ptr<RotatedFeatureAlignOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
+Status RotatedFeatureAlignOp::Create(const Attrs& attrs, std::unique_ptr<RotatedFeatureAlignOp>* op) {
   RotatedFeatureAlignParams p;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("spatial_scale", &p.spatial_scale));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("points", &p.points));
+  p.spatial_scale = attrs.spatial_scale;
+  p.points = attrs.points;
   OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignParams(p));
   *op = std::make_unique<RotatedFeatureAlignOp>(p);
   return Status::Ok();

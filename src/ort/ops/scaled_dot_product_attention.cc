@@ -7,19 +7,7 @@
 
 namespace opbridge::ort {
 
-const OpSchema& ScaledDotProductAttentionOp::Schema() {
-  static const OpSchema schema{{{"q", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-                                {"k", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-                                {"v", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-                                {"mask", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, true}},
-                               {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-                                {"attn", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-                               {}};
-  return schema;
-}
-
-Status ScaledDotProductAttentionOp::Create(const OrtApi&, const OrtKernelInfo*,
-                                           std::unique_ptr<ScaledDotProductAttentionOp>* op) {
+Status ScaledDotProductAttentionOp::Create(const Attrs& attrs, std::unique_ptr<ScaledDotProductAttentionOp>* op) {
   *op = std::make_unique<ScaledDotProductAttentionOp>();
   return Status::Ok();
 }

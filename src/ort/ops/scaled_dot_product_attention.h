@@ -3,14 +3,15 @@
 
 #include <memory>
 
+#include "ort/generated/scaled_dot_product_attention_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
 
 class ScaledDotProductAttentionOp {
  public:
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<ScaledDotProductAttentionOp>* op);
+  using Attrs = ScaledDotProductAttentionAttrs;  // generated from the manifest
+  static Status Create(const Attrs& attrs, std::unique_ptr<ScaledDotProductAttentionOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   static Status InferShape(const ShapeInference& infer);
 };

@@ -8,30 +8,10 @@
 
 namespace opbridge::ort {
 
-const OpSchema& SoftNmsOp::Schema() {
-  // Defaults are mmcv.ops.soft_nms's Python defaults (method 'linear').
-  static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false}},
-      {{"dets", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false},
-       {"inds", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false}},
-      {FloatAttr("iou_threshold", 0.3f), FloatAttr("sigma", 0.5f), FloatAttr("min_score", 1e-3f),
-       IntAttr("method", 1), IntAttr("offset", 0)}};
-  return schema;
-}
-
-Status SoftNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                         std::unique_ptr<SoftNmsOp>* op) {
-  AttrReader attrs(api, info, Schema().attrs);
-  float iou_threshold = 0.f, sigma = 0.f, min_score = 0.f;
-  int64_t method = 0, offset = 0;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("sigma", &sigma));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("min_score", &min_score));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("method", &method));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("offset", &offset));
+Status SoftNmsOp::Create(const Attrs& attrs, std::unique_ptr<SoftNmsOp>* op) {
   SoftNmsParams p;
-  OPBRIDGE_RETURN_IF_ERROR(MakeSoftNmsParams(iou_threshold, sigma, min_score, method, offset, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeSoftNmsParams(attrs.iou_threshold, attrs.sigma, attrs.min_score, attrs.method,
+                                             attrs.offset, &p));
   *op = std::make_unique<SoftNmsOp>(p);
   return Status::Ok();
 }

@@ -7,66 +7,26 @@
 
 namespace opbridge::ort {
 namespace {
-
 constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 constexpr ONNXTensorElementDataType kInt32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
-
-// The plugin creator's fields; an absent one takes the plugin's default (its parameters are
-// zero-initialised, except clip_boxes, which defaults to true).
-std::vector<AttrSpec> PluginAttrs(bool with_return_index) {
-  std::vector<AttrSpec> attrs = {IntAttr("background_label_id", 0), RequiredIntAttr("num_classes"),
-                                 IntAttr("topk", 0), RequiredIntAttr("keep_topk"), FloatAttr("score_threshold", 0.0f),
-                                 FloatAttr("iou_threshold", 0.0f), IntAttr("is_normalized", 0),
-                                 IntAttr("clip_boxes", 1)};
-  if (with_return_index) attrs.push_back(IntAttr("return_index", 0));
-  return attrs;
-}
-
 }  // namespace
 
-const OpSchema& TrtBatchedNmsOp::Schema() {
-  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
-                               {{"dets", kFloat, false}, {"labels", kInt32, false}, {"index", kInt32, true}},
-                               PluginAttrs(true)};
-  return schema;
-}
-
-const OpSchema& TrtBatchedRotatedNmsOp::Schema() {
-  static const OpSchema schema{{{"boxes", kFloat, false}, {"scores", kFloat, false}},
-                               {{"dets", kFloat, false}, {"labels", kInt32, false}},
-                               PluginAttrs(false)};
-  return schema;
-}
-
-Status TrtBatchedNmsOp::CreateWith(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema, bool rotated,
-                                   TrtBatchedNmsParams* params) {
-  AttrReader attrs(api, info, schema.attrs);
-  int64_t background = 0, num_classes = 0, topk = 0, keep_topk = 0, is_normalized = 0, clip = 1, return_index = 0;
-  float score_threshold = 0.f, iou_threshold = 0.f;
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("background_label_id", &background));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("num_classes", &num_classes));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("topk", &topk));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("keep_topk", &keep_topk));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("score_threshold", &score_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Float("iou_threshold", &iou_threshold));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("is_normalized", &is_normalized));
-  OPBRIDGE_RETURN_IF_ERROR(attrs.Int("clip_boxes", &clip));
-  if (!rotated) OPBRIDGE_RETURN_IF_ERROR(attrs.Int("return_index", &return_index));
-  return MakeTrtBatchedNmsParams(background, num_classes, topk, keep_topk, score_threshold, iou_threshold,
-                                 is_normalized, clip, return_index, rotated, params);
-}
-
-Status TrtBatchedNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<TrtBatchedNmsOp>* op) {
+Status TrtBatchedNmsOp::Create(const Attrs& attrs, std::unique_ptr<TrtBatchedNmsOp>* op) {
   TrtBatchedNmsParams p;
-  OPBRIDGE_RETURN_IF_ERROR(CreateWith(api, info, Schema(), false, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeTrtBatchedNmsParams(attrs.background_label_id, attrs.num_classes, attrs.topk,
+                                                   attrs.keep_topk, attrs.score_threshold, attrs.iou_threshold,
+                                                   attrs.is_normalized, attrs.clip_boxes, attrs.return_index,
+                                                   /*rotated=*/false, &p));
   *op = std::make_unique<TrtBatchedNmsOp>(p);
   return Status::Ok();
 }
 
-Status TrtBatchedRotatedNmsOp::Create(const OrtApi& api, const OrtKernelInfo* info,
-                                      std::unique_ptr<TrtBatchedRotatedNmsOp>* op) {
+Status TrtBatchedRotatedNmsOp::Create(const Attrs& attrs, std::unique_ptr<TrtBatchedRotatedNmsOp>* op) {
   TrtBatchedNmsParams p;
-  OPBRIDGE_RETURN_IF_ERROR(CreateWith(api, info, Schema(), true, &p));
+  OPBRIDGE_RETURN_IF_ERROR(MakeTrtBatchedNmsParams(attrs.background_label_id, attrs.num_classes, attrs.topk,
+                                                   attrs.keep_topk, attrs.score_threshold, attrs.iou_threshold,
+                                                   attrs.is_normalized, attrs.clip_boxes, /*return_index=*/0,
+                                                   /*rotated=*/true, &p));
   *op = std::make_unique<TrtBatchedRotatedNmsOp>(p);
   return Status::Ok();
 }

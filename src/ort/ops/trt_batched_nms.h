@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "core/trt_batched_nms.h"
+#include "ort/generated/trt_batched_nms_attrs.h"
 #include "ort/ort_util.h"
 
 namespace opbridge::ort {
@@ -12,12 +13,11 @@ namespace opbridge::ort {
 // -> dets [B, keep_topk, 5], labels [B, keep_topk] (int32), optional index [B, keep_topk] (int32).
 class TrtBatchedNmsOp {
  public:
+  using Attrs = TrtBatchedNmsAttrs;  // generated from the manifest
   explicit TrtBatchedNmsOp(const TrtBatchedNmsParams& params) : params_(params) {}
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<TrtBatchedNmsOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<TrtBatchedNmsOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
   Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // trt_batched_nms_cuda.cc (axis-aligned)
-  static bool CudaInputOnHost(size_t) { return false; }
   static Status InferShape(const ShapeInference& infer);
 
  protected:
@@ -30,8 +30,6 @@ class TrtBatchedNmsOp {
   // Both Computes: the inputs, their shape checks, and the outputs allocated.
   Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores,
                  Outputs* outputs) const;
-  static Status CreateWith(const OrtApi& api, const OrtKernelInfo* info, const OpSchema& schema, bool rotated,
-                           TrtBatchedNmsParams* params);
   static Status InferShapeOf(const ShapeInference& infer, int64_t box_size, bool with_index);
   TrtBatchedNmsParams params_;
 };
@@ -40,9 +38,9 @@ class TrtBatchedNmsOp {
 // scores [B, S, C] -> dets [B, keep_topk, 6], labels [B, keep_topk] (int32).
 class TrtBatchedRotatedNmsOp : public TrtBatchedNmsOp {
  public:
+  using Attrs = TrtBatchedRotatedNmsAttrs;  // generated from the manifest
   using TrtBatchedNmsOp::TrtBatchedNmsOp;
-  static const OpSchema& Schema();
-  static Status Create(const OrtApi& api, const OrtKernelInfo* info, std::unique_ptr<TrtBatchedRotatedNmsOp>* op);
+  static Status Create(const Attrs& attrs, std::unique_ptr<TrtBatchedRotatedNmsOp>* op);
   static Status InferShape(const ShapeInference& infer);
 };
 

@@ -12,12 +12,11 @@ Status TrtBatchedNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) co
   InputTensor boxes, scores;
   Outputs out;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &out));
-  CudaContext cuda;
-  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  CudaScratchAllocator scratch(api, ctx, cuda.device);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::TrtBatchedNms(params_, boxes.Data<float>(), boxes.shape[2], scores.Data<float>(), boxes.shape[0],
-                             boxes.shape[1], scores.shape[2], out.dets, out.labels, out.index, scratch, cuda.stream);
+                             boxes.shape[1], scores.shape[2], out.dets, out.labels, out.index,
+                             cuda.scratch(), cuda.stream());
 }
 
 }  // namespace opbridge::ort

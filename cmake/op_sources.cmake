@@ -1,0 +1,131 @@
+# Generated from python/opbridge/ops.toml by `python -m opbridge generate`: do not edit.
+# Every op's validation, CPU kernel and ORT glue; with a CUDA provider, its CUDA glue and kernel.
+set(OPBRIDGE_OP_CORE_SOURCES
+  src/core/bicubic_interpolate.cc
+  src/core/corner_pool.cc
+  src/core/cummax.cc
+  src/core/deform_conv.cc
+  src/core/gather_topk.cc
+  src/core/grid_priors.cc
+  src/core/grid_sample.cc
+  src/core/group_norm.cc
+  src/core/heatmaps_to_keypoints.cc
+  src/core/instance_norm.cc
+  src/core/inverse.cc
+  src/core/multi_level_roi_align.cc
+  src/core/multi_level_rotated_roi_align.cc
+  src/core/multi_scale_deformable_attention.cc
+  src/core/multi_scale_roi_align.cc
+  src/core/nms.cc
+  src/core/nms_match.cc
+  src/core/nms_rotated.cc
+  src/core/paste_masks.cc
+  src/core/roi_align.cc
+  src/core/roi_align_rotated.cc
+  src/core/rotated_feature_align.cc
+  src/core/scaled_dot_product_attention.cc
+  src/core/soft_nms.cc
+  src/core/trt_batched_nms.cc
+)
+set(OPBRIDGE_OP_CPU_KERNEL_SOURCES
+  src/kernels/cpu/bicubic_interpolate.cc
+  src/kernels/cpu/corner_pool.cc
+  src/kernels/cpu/cummax.cc
+  src/kernels/cpu/deform_conv.cc
+  src/kernels/cpu/gather_topk.cc
+  src/kernels/cpu/grid_priors.cc
+  src/kernels/cpu/grid_sample.cc
+  src/kernels/cpu/group_norm.cc
+  src/kernels/cpu/heatmaps_to_keypoints.cc
+  src/kernels/cpu/instance_norm.cc
+  src/kernels/cpu/inverse.cc
+  src/kernels/cpu/multi_level_roi_align.cc
+  src/kernels/cpu/multi_level_rotated_roi_align.cc
+  src/kernels/cpu/multi_scale_deformable_attention.cc
+  src/kernels/cpu/multi_scale_roi_align.cc
+  src/kernels/cpu/nms.cc
+  src/kernels/cpu/nms_match.cc
+  src/kernels/cpu/nms_rotated.cc
+  src/kernels/cpu/paste_masks.cc
+  src/kernels/cpu/roi_align.cc
+  src/kernels/cpu/roi_align_rotated.cc
+  src/kernels/cpu/rotated_feature_align.cc
+  src/kernels/cpu/scaled_dot_product_attention.cc
+  src/kernels/cpu/soft_nms.cc
+  src/kernels/cpu/trt_batched_nms.cc
+)
+set(OPBRIDGE_OP_GLUE_SOURCES
+  src/ort/ops/bicubic_interpolate.cc
+  src/ort/ops/corner_pool.cc
+  src/ort/ops/cummax.cc
+  src/ort/ops/deform_conv.cc
+  src/ort/ops/gather_topk.cc
+  src/ort/ops/grid_priors.cc
+  src/ort/ops/grid_sample.cc
+  src/ort/ops/group_norm.cc
+  src/ort/ops/heatmaps_to_keypoints.cc
+  src/ort/ops/instance_norm.cc
+  src/ort/ops/inverse.cc
+  src/ort/ops/multi_level_roi_align.cc
+  src/ort/ops/multi_level_rotated_roi_align.cc
+  src/ort/ops/multi_scale_deformable_attention.cc
+  src/ort/ops/multi_scale_roi_align.cc
+  src/ort/ops/nms.cc
+  src/ort/ops/nms_match.cc
+  src/ort/ops/nms_rotated.cc
+  src/ort/ops/paste_masks.cc
+  src/ort/ops/roi_align.cc
+  src/ort/ops/roi_align_rotated.cc
+  src/ort/ops/rotated_feature_align.cc
+  src/ort/ops/scaled_dot_product_attention.cc
+  src/ort/ops/soft_nms.cc
+  src/ort/ops/trt_batched_nms.cc
+)
+set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
+  src/ort/ops/grid_sample_cuda.cc
+  src/ort/ops/group_norm_cuda.cc
+  src/ort/ops/heatmaps_to_keypoints_cuda.cc
+  src/ort/ops/instance_norm_cuda.cc
+  src/ort/ops/multi_level_roi_align_cuda.cc
+  src/ort/ops/multi_scale_roi_align_cuda.cc
+  src/ort/ops/nms_cuda.cc
+  src/ort/ops/paste_masks_cuda.cc
+  src/ort/ops/roi_align_cuda.cc
+  src/ort/ops/trt_batched_nms_cuda.cc
+)
+set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
+  src/kernels/cuda/grid_sample.cu
+  src/kernels/cuda/group_norm.cu
+  src/kernels/cuda/heatmaps_to_keypoints.cu
+  src/kernels/cuda/multi_level_roi_align.cu
+  src/kernels/cuda/nms.cu
+  src/kernels/cuda/paste_masks.cu
+  src/kernels/cuda/roi_align.cu
+)
+set(OPBRIDGE_OP_CPP_TEST_SOURCES
+  tests/cpp/bicubic_interpolate_test.cc
+  tests/cpp/corner_pool_test.cc
+  tests/cpp/cummax_test.cc
+  tests/cpp/deform_conv_test.cc
+  tests/cpp/gather_topk_test.cc
+  tests/cpp/grid_priors_test.cc
+  tests/cpp/grid_sample_test.cc
+  tests/cpp/group_norm_test.cc
+  tests/cpp/heatmaps_to_keypoints_test.cc
+  tests/cpp/instance_norm_test.cc
+  tests/cpp/inverse_test.cc
+  tests/cpp/multi_level_roi_align_test.cc
+  tests/cpp/multi_level_rotated_roi_align_test.cc
+  tests/cpp/multi_scale_deformable_attention_test.cc
+  tests/cpp/multi_scale_roi_align_test.cc
+  tests/cpp/nms_test.cc
+  tests/cpp/nms_match_test.cc
+  tests/cpp/nms_rotated_test.cc
+  tests/cpp/paste_masks_test.cc
+  tests/cpp/roi_align_test.cc
+  tests/cpp/roi_align_rotated_test.cc
+  tests/cpp/rotated_feature_align_test.cc
+  tests/cpp/scaled_dot_product_attention_test.cc
+  tests/cpp/soft_nms_test.cc
+  tests/cpp/trt_batched_nms_test.cc
+)
