@@ -161,6 +161,7 @@ build() {
 library_tests() {
   "$VENV/bin/python" -c 'from opbridge import manifest
 print("tests/python/test_library.py")
+print("tests/python/test_conformance.py")
 for op in sorted(manifest.load()):
     print(f"tests/python/test_{op}.py")'
 }
@@ -395,12 +396,14 @@ if importlib.util.find_spec("pytest") is None:
 PYTHON
 }
 
-# The op test files of every kernel with a CUDA kernel (tests/python/test_<kernel>.py).
+# The conformance suite and the op test files of every kernel with a CUDA kernel
+# (tests/python/test_<kernel>.py).
 cuda_op_tests() {
   PYTHONPATH="$ROOT/python" "$1" -c '
 from opbridge import manifest
 print("
-".join(f"tests/python/test_{k}.py" for k, op in manifest.load().items() if op.cuda_identities))'
+".join(["tests/python/test_conformance.py"] +
+          [f"tests/python/test_{k}.py" for k, op in manifest.load().items() if op.cuda_identities]))'
 }
 
 # ./run.sh test-gpu [pytest args]: wherever a CUDA GPU and onnxruntime-gpu are present, builds the

@@ -183,8 +183,18 @@ Status AttrReader::List(const char* name, AttrKind kind, const AttrSpec* spec, s
   OrtStatus* status = kind == AttrKind::kInts
                           ? api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size)
                           : api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size);
-  // Read as this kind with no elements, but with elements as the other kind: the wrong kind.
-  if (Succeeds(api_, status) && (size > 0 || ListSize(name, other_kind) == 0)) {
+  // ORT's list getters do not check the kind: a list of the other kind, a string or a single float
+  // (or int) read as this kind with no elements. An empty list is one only when the node holds none
+  // of those (a single value of this list's element kind was taken before List).
+  const auto single_value = [&] {
+    int64_t i = 0;
+    float f = 0.f;
+    size_t chars = 0;
+    return Succeeds(api_, api_.KernelInfoGetAttribute_int64(info_, name, &i)) ||
+           Succeeds(api_, api_.KernelInfoGetAttribute_float(info_, name, &f)) ||
+           Succeeds(api_, api_.KernelInfoGetAttribute_string(info_, name, nullptr, &chars));
+  };
+  if (Succeeds(api_, status) && (size > 0 || (ListSize(name, other_kind) == 0 && !single_value()))) {
     value->assign(size, T{});
     if (size == 0) return Status::Ok();
     if constexpr (std::is_same_v<T, int64_t>) {

@@ -10,8 +10,14 @@ import cuda_twins
 import opbridge
 
 ELEM = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int64"): TensorProto.INT64}
-ONNX_TYPES = {"float32": TensorProto.FLOAT, "int64": TensorProto.INT64, "int32": TensorProto.INT32,
-              "float64": TensorProto.DOUBLE, "float16": TensorProto.FLOAT16}
+
+# The two torch exporters (opbridge.export's exporter=...); the export tests run with each.
+EXPORTERS = ["dynamo", "legacy"]
+
+
+def onnx_type(dtype: str) -> int:
+    """The ONNX element type of a numpy dtype name ("float32", "int64", "bool", ...)."""
+    return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
 def one_node_model(
@@ -33,7 +39,7 @@ def one_node_model(
     input_shapes = input_shapes or {}
     graph = helper.make_graph(
         [node], "one_node",
-        [helper.make_tensor_value_info(n, ONNX_TYPES[(input_types or {}).get(n, "float32")], input_shapes.get(n))
+        [helper.make_tensor_value_info(n, onnx_type((input_types or {}).get(n, "float32")), input_shapes.get(n))
          for n in inputs if n],
         [helper.make_value_info(n, onnx.TypeProto()) for n in outputs],
     )
@@ -50,26 +56,34 @@ def ort_minor() -> int:
     return int(onnxruntime.__version__.split(".")[1])
 
 
-def run(model: onnx.ModelProto, feeds: dict, threads: int = 1) -> list[np.ndarray]:
-    session = opbridge.create_session(model, intra_op_threads=threads)
-    outputs = session.run(None, feeds)
-    kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED else []
+def session(model: onnx.ModelProto, threads: int = 1, provider: str = "CPU"):
+    """A session for `model` on `provider`: "CPU", or "CUDA" (ORT's CUDA execution provider: the
+    nodes with a CUDA kernel run on the GPU, ./run.sh test-gpu only)."""
+    if provider == "CUDA":
+        return _cuda_session(model, threads)
+    assert provider == "CPU", provider
+    return opbridge.create_session(model, intra_op_threads=threads)
+
+
+def run(model: onnx.ModelProto, feeds: dict, threads: int = 1, provider: str = "CPU") -> list[np.ndarray]:
+    outputs = session(model, threads, provider).run(None, feeds)
+    kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED and provider == "CPU" else []
     if kernels:  # ./run.sh test-gpu: the CUDA twin must give the same outputs
         cuda = _cuda_session(model).run(None, feeds)
         cuda_twins.compare_outputs(kernels[0], outputs, cuda)
     return outputs
 
 
-def _cuda_session(model: onnx.ModelProto):
-    return opbridge.create_session(model, providers=("CUDAExecutionProvider",))
+def _cuda_session(model: onnx.ModelProto, threads: int | None = None):
+    return opbridge.create_session(model, intra_op_threads=threads, providers=("CUDAExecutionProvider",))
 
 
-def session_error(model: onnx.ModelProto) -> str:
+def session_error(model: onnx.ModelProto, provider: str = "CPU") -> str:
     """The message of the error creating a session for `model` (fails the test if none)."""
     try:
-        opbridge.create_session(model)
+        session(model, provider=provider)
     except Exception as e:  # ORT raises its own pybind exception types
-        kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED else []
+        kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED and provider == "CPU" else []
         if kernels:  # ./run.sh test-gpu: the CUDA twin must refuse the model alike
             try:
                 _cuda_session(model)
@@ -81,13 +95,13 @@ def session_error(model: onnx.ModelProto) -> str:
     raise AssertionError("expected the session creation to fail")
 
 
-def run_error(model: onnx.ModelProto, feeds: dict) -> str:
+def run_error(model: onnx.ModelProto, feeds: dict, provider: str = "CPU") -> str:
     """The message of the error running `model` on `feeds` (fails the test if none)."""
-    session = opbridge.create_session(model)
+    created = session(model, provider=provider)
     try:
-        session.run(None, feeds)
+        created.run(None, feeds)
     except Exception as e:
-        kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED else []
+        kernels = cuda_twins.cuda_kernels(model) if cuda_twins.ENABLED and provider == "CPU" else []
         if kernels:  # ./run.sh test-gpu: the CUDA twin must fail alike (or give its defined result)
             cuda_error, cuda_outputs = None, None
             try:

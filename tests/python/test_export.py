@@ -14,10 +14,9 @@ import torchvision
 
 import opbridge
 import opbridge.ops
+from graphs import EXPORTERS
 from opbridge.demo import DemoDetector, example_inputs
 from opbridge.export import custom_nodes
-
-EXPORTERS = ["dynamo", "legacy"]
 
 
 class TorchvisionRoiAlign(torch.nn.Module):
@@ -233,7 +232,7 @@ def test_deform_conv2d_as_standard_onnx_deform_conv():
         opbridge.export(model, (x,), exporter="legacy", standard_ops=("deform_conv",))
 
 
-@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+@pytest.mark.parametrize("exporter", EXPORTERS)
 def test_standard_ops_refuses_an_op_without_a_standard_onnx_form(exporter):
     # ONNX has no cummax: there is nothing standard to write, so export says so before tracing.
     class CumMax(torch.nn.Module):

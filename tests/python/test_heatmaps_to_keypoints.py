@@ -9,7 +9,7 @@ import torch
 from torchvision.models.detection import roi_heads
 
 import opbridge.ops
-from graphs import assert_close, one_node_model, pytorch_interpolation_is_fused, run, run_error
+from graphs import EXPORTERS, assert_close, one_node_model, pytorch_interpolation_is_fused, run, run_error
 
 
 def keypoints_model():
@@ -40,10 +40,9 @@ def test_matches_torchvision(count, keypoints, size):
     if count:
         maps[0, 0] = 1.0  # a heatmap of ties: the first maximum wins
     expected_xy, expected_scores = roi_heads.heatmaps_to_keypoints(maps, rois)
-    for threads in (1, 2):
-        xy, scores = run(keypoints_model(), {"maps": maps.numpy(), "rois": rois.numpy()}, threads=threads)
-        assert xy.shape == (count, keypoints, 3) and scores.shape == (count, keypoints)
-        assert_matches_torchvision(xy, scores, expected_xy, expected_scores)
+    xy, scores = run(keypoints_model(), {"maps": maps.numpy(), "rois": rois.numpy()})
+    assert xy.shape == (count, keypoints, 3) and scores.shape == (count, keypoints)
+    assert_matches_torchvision(xy, scores, expected_xy, expected_scores)
     eager_xy, eager_scores = opbridge.ops.heatmaps_to_keypoints(maps, rois)
     np.testing.assert_array_equal(eager_xy.numpy(), expected_xy.numpy())
 
@@ -79,7 +78,7 @@ class Decode(torch.nn.Module):
         return opbridge.ops.heatmaps_to_keypoints(maps, rois)
 
 
-@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+@pytest.mark.parametrize("exporter", EXPORTERS)
 def test_export_round_trip(exporter):
     maps, rois = maps_and_rois(4)
     proto = opbridge.export(Decode(), (maps, rois), exporter=exporter, dynamic_axes={"maps": {0: "r"}, "rois": {0: "r"}})

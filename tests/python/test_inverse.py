@@ -1,7 +1,7 @@
 """opbridge::Inverse through the built library in ORT, against numpy.linalg.inv in float64 (an
 independent reference) and torch.linalg.inv; singular matrices as opbridge, PyTorch and ORT's
-com.microsoft::Inverse treat them; every error message. Export round trips are in
-test_inverse_export.py."""
+com.microsoft::Inverse treat them; its shape errors (attributes, dtypes, threads and shape inference
+are test_conformance.py's). Export round trips are in test_inverse_export.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import opbridge
-from graphs import one_node_model, ort_minor, run, run_error, session_error
+from graphs import one_node_model, run, run_error
 from inverse_reference import elimination_is_exact, exact_info, sgetf2_inverse
 
 f32 = np.float32
@@ -20,15 +20,14 @@ ORDERS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33, 64]
 BATCHES = [(), (5,), (2, 3), (1, 2, 1, 2)]
 
 
-def inverse_model(check_errors: int | None = None, with_info: bool = False, input_shape=None):
+def inverse_model(check_errors: int | None = None, with_info: bool = False):
     attrs = {} if check_errors is None else {"check_errors": check_errors}
-    return one_node_model(IDENTITY, attrs, ["input"], ["output"] + (["info"] if with_info else []),
-                          input_shapes={"input": input_shape} if input_shape is not None else None)
+    return one_node_model(IDENTITY, attrs, ["input"], ["output"] + (["info"] if with_info else []))
 
 
-def invert(a: np.ndarray, threads: int = 1, check_errors: int = 0):
+def invert(a: np.ndarray, check_errors: int = 0):
     """output and info, as ORT computes them."""
-    output, info = run(inverse_model(check_errors, with_info=True), {"input": a}, threads=threads)
+    output, info = run(inverse_model(check_errors, with_info=True), {"input": a})
     assert output.dtype == f32 and output.shape == a.shape
     assert info.dtype == np.int32 and info.shape == a.shape[:-2]
     return output, info
@@ -127,14 +126,6 @@ def test_closed_forms():
     assert np.array_equal(invert(ones)[0], f32(1) / ones)
 
 
-@pytest.mark.parametrize("shape", [(4096, 4, 4), (37, 3, 3), (50, 33, 33), (3, 70, 70)])
-def test_thread_count_does_not_change_results(shape):
-    a = well_conditioned(shape[:-2], shape[-1], seed=shape[0])
-    one, info_one = invert(a, threads=1)
-    two, info_two = invert(a, threads=2)
-    assert one.tobytes() == two.tobytes() and np.array_equal(info_one, info_two)
-
-
 def test_a_matrix_does_not_depend_on_its_batch():
     """Small matrices are inverted 16 to a vector: alone, or in any place of a batch, the same bits."""
     a = well_conditioned((45,), 5, seed=3)
@@ -146,13 +137,12 @@ def test_a_matrix_does_not_depend_on_its_batch():
 # --- shapes ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("shape", [(0, 3, 3), (2, 0, 0), (0, 0), (3, 0, 2, 2), (2, 1, 3, 1, 1, 4, 4)])
-def test_empty_and_high_rank_inputs(shape):
-    a = well_conditioned(shape[:-2], shape[-1], seed=1) if shape[-1] else np.zeros(shape, f32)
+def test_high_rank_input():
+    shape = (2, 1, 3, 1, 1, 4, 4)
+    a = well_conditioned(shape[:-2], shape[-1], seed=1)
     output, info = invert(a)
     assert output.shape == shape and info.shape == shape[:-2] and np.all(info == 0)
-    if output.size:
-        assert_inverse_close(output, reference(a), "float64_reference")
+    assert_inverse_close(output, reference(a), "float64_reference")
 
 
 def test_many_empty_matrices():
@@ -161,15 +151,6 @@ def test_many_empty_matrices():
     huge = 2 ** 40
     (output,) = run(inverse_model(), {"input": np.zeros((huge, 0, 0), f32)})
     assert output.shape == (huge, 0, 0)
-
-
-def test_shape_inference():
-    model = inverse_model(with_info=True, input_shape=["batch", 3, 3])
-    session = opbridge.create_session(model)
-    output, info = session.get_outputs()
-    assert output.shape == ["batch", 3, 3]
-    if ort_minor() >= 28:  # older runtimes leave the optional info's shape to run time (see inverse.cc)
-        assert info.shape == ["batch"]
 
 
 # --- singular matrices -------------------------------------------------------------------------------
@@ -354,10 +335,3 @@ def test_shape_errors():
     assert (f"{IDENTITY}: input must hold square matrices [..., M, M], got shape [0, 2] (0 rows, 2 columns)"
             in run_error(inverse_model(), {"input": np.ones((0, 2), f32)}))
 
-
-def test_attribute_and_dtype_errors():
-    assert f"{IDENTITY}: check_errors must be 0 or 1, got 2" in session_error(inverse_model(2))
-    assert f"{IDENTITY}: attribute 'check_errors' must be an int, got a float" in session_error(
-        one_node_model(IDENTITY, {"check_errors": 1.5}, ["input"], ["output"]))
-    model = one_node_model(IDENTITY, {}, ["input"], ["output"], input_types={"input": "float64"})
-    assert f"{IDENTITY}: input 'input' has dtype float64; the op takes float32" in session_error(model)

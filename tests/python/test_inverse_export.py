@@ -12,10 +12,8 @@ import pytest
 import torch
 
 import opbridge
-from graphs import assert_close
+from graphs import EXPORTERS, assert_close
 from opbridge.export import custom_nodes
-
-EXPORTERS = ["dynamo", "legacy"]
 TARGETS = {"opbridge": ((), "opbridge::Inverse"), "com.microsoft": (("inverse",), "com.microsoft::Inverse")}
 
 

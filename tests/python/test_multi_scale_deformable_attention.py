@@ -2,7 +2,7 @@
 (opbridge::MultiScaleDeformableAttention, mmdeploy::MMCVMultiScaleDeformableAttention) and the eager
 PyTorch op, against a float64 reference written here from section 5.12 of the compatibility
 reference and against the pure-PyTorch formulation (per level F.grid_sample); mmdeploy's graph;
-every error; export round trips of the op and of the Deformable DETR layer with both exporters."""
+every input error (dtypes and attribute kinds: test_conformance.py); export round trips of the op and of the Deformable DETR layer with both exporters."""
 
 from __future__ import annotations
 
@@ -14,12 +14,13 @@ from onnx import TensorProto, helper
 
 import opbridge
 import opbridge.ops
-from graphs import assert_close, one_node_model, run, run_error, session_error
+from graphs import EXPORTERS, assert_close, one_node_model, run, run_error
+from opbridge import manifest
 from opbridge.export import custom_nodes
 from opbridge.ops.multi_scale_deformable_attention import multi_scale_deformable_attention_pytorch
 
 NAN, INF = float("nan"), float("inf")
-IDENTITIES = ["opbridge::MultiScaleDeformableAttention", "mmdeploy::MMCVMultiScaleDeformableAttention"]
+IDENTITIES = manifest.load()["multi_scale_deformable_attention"].identities
 OP = "multi_scale_deformable_attention"
 INPUTS = ["value", "spatial_shapes", "level_start_index", "sampling_locations", "attention_weights"]
 
@@ -50,9 +51,9 @@ def random_problem(rng, n=2, queries=5, heads=2, channels=3, shapes=((4, 5), (2,
     return Problem(value, shapes, locations, weights, index_dtype)
 
 
-def msda_model(identity, attrs=None, index_dtype="int64", shapes=None):
+def msda_model(identity, attrs=None, index_dtype="int64"):
     types = {"spatial_shapes": index_dtype, "level_start_index": index_dtype}
-    return one_node_model(identity, attrs or {}, INPUTS, ["output"], input_shapes=shapes, input_types=types)
+    return one_node_model(identity, attrs or {}, INPUTS, ["output"], input_types=types)
 
 
 def run_msda(identity, problem: Problem, threads=1, attrs=None):
@@ -204,14 +205,12 @@ def test_all_points_far_outside_give_zeros(identity):
 
 
 @pytest.mark.parametrize("identity", IDENTITIES)
-@pytest.mark.parametrize("n,queries,points", [(2, 0, 2), (0, 4, 2), (2, 3, 0)])
-def test_empty_sizes(identity, n, queries, points):
+def test_no_points_give_zeros(identity):
     rng = np.random.default_rng(19)
-    p = random_problem(rng, n=n, queries=queries, points=points)
+    p = random_problem(rng, n=2, queries=3, points=0)
     out = run_msda(identity, p)
-    assert np.all(out == 0)  # empty, or no points: a sum over nothing
-    if n and queries:
-        np.testing.assert_array_equal(out, eager(p))
+    assert np.all(out == 0)  # a sum over nothing
+    np.testing.assert_array_equal(out, eager(p))
 
 
 @pytest.mark.parametrize("identity", IDENTITIES)
@@ -235,14 +234,6 @@ def test_int32_and_int64_index_inputs_agree_and_mix():
         args = p.torch_args()
         args[1], args[2] = torch.from_numpy(feeds["spatial_shapes"]), torch.from_numpy(feeds["level_start_index"])
         assert_close(opbridge.ops.multi_scale_deformable_attention(*args).numpy(), want, "same_precision", OP)
-
-
-def test_thread_count_does_not_change_results():
-    rng = np.random.default_rng(31)
-    p = random_problem(rng, n=2, queries=333, heads=8, channels=32, shapes=[(20, 30), (10, 15), (5, 8)], points=4)
-    one = run_msda(IDENTITIES[0], p, threads=1)
-    for threads in (2, 3):
-        np.testing.assert_array_equal(run_msda(IDENTITIES[0], p, threads=threads), one)
 
 
 # --- mmdeploy's graph ------------------------------------------------------------------------------------
@@ -272,13 +263,6 @@ def test_mmdeploy_graph_as_mmdeploy_writes_it():
             onnx.checker.check_model(model)
             (out,) = run(model, {"value": p.value, "sampling_locations": p.locations, "attention_weights": p.weights})
             assert_close(out, reference(p), "float64_reference", OP)
-
-
-def test_shape_inference():
-    shapes = {"value": ["n", "s", 8, 32], "sampling_locations": ["n", "q", 8, 4, 4, 2]}
-    for identity in IDENTITIES:
-        session = opbridge.create_session(msda_model(identity, shapes=shapes))
-        assert session.get_outputs()[0].shape == ["n", "q", 256]
 
 
 # --- errors -------------------------------------------------------------------------------------------
@@ -354,27 +338,6 @@ def test_int32_index_errors_name_the_values():
             "from spatial_shapes), got 21") in error
 
 
-@pytest.mark.parametrize("identity", IDENTITIES)
-@pytest.mark.parametrize("input_name,dtype,takes", [
-    ("value", "float64", "float32"), ("value", "int64", "float32"), ("spatial_shapes", "float32", "int32 or int64"),
-    ("level_start_index", "float64", "int32 or int64"), ("sampling_locations", "float16", "float32"),
-    ("attention_weights", "int32", "float32"),
-])
-def test_wrong_dtype(identity, input_name, dtype, takes):
-    types = {"spatial_shapes": "int64", "level_start_index": "int64", input_name: dtype}
-    model = one_node_model(identity, {}, INPUTS, ["output"], input_types=types)
-    assert f"{identity}: input '{input_name}' has dtype {dtype}; the op takes {takes}" in session_error(model)
-
-
-@pytest.mark.parametrize("value,message", [
-    (1.5, "attribute 'im2col_step' must be an int, got a float (1.5)"),
-    ("64", "attribute 'im2col_step' must be an int, got a string"),
-])
-def test_im2col_step_of_the_wrong_type(value, message):
-    model = msda_model(IDENTITIES[1], {"im2col_step": value})
-    assert f"{IDENTITIES[1]}: {message}" in session_error(model)
-
-
 def test_eager_errors():
     p = random_problem(np.random.default_rng(47))
     value, shapes, starts, locations, weights = p.torch_args()
@@ -397,8 +360,6 @@ def test_eager_errors():
 
 
 # --- export round trips ---------------------------------------------------------------------------------
-
-EXPORTERS = ["dynamo", "legacy"]
 
 
 class OpModule(torch.nn.Module):

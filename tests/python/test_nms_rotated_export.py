@@ -14,9 +14,8 @@ import torch
 
 import opbridge
 import opbridge.ops
+from graphs import EXPORTERS
 from opbridge.export import custom_nodes
-
-EXPORTERS = ["dynamo", "legacy"]
 
 
 class NmsRotated(torch.nn.Module):

@@ -10,7 +10,7 @@ import torch
 from torchvision.models.detection import roi_heads
 
 import opbridge.ops
-from graphs import assert_matches_fused_interpolation, one_node_model, run, run_error, session_error
+from graphs import EXPORTERS, assert_matches_fused_interpolation, one_node_model, run, run_error, session_error
 
 TYPES = {"image_size": "int64"}
 
@@ -37,10 +37,9 @@ def test_matches_torchvision(count, image, mask, padding):
     masks, boxes = masks_and_boxes(count, image, mask, seed=count)
     expected = roi_heads.paste_masks_in_image(masks, boxes, image, padding).numpy()
     feeds = {"masks": masks.numpy(), "boxes": boxes.numpy(), "image_size": np.array(image, np.int64)}
-    for threads in (1, 2):
-        (actual,) = run(paste_model(padding=padding), feeds, threads=threads)
-        assert actual.shape == (count, 1, *image)
-        assert_matches_fused_interpolation(actual, expected, "paste_masks")
+    (actual,) = run(paste_model(padding=padding), feeds)
+    assert actual.shape == (count, 1, *image)
+    assert_matches_fused_interpolation(actual, expected, "paste_masks")
     eager = opbridge.ops.paste_masks(masks, boxes, image, padding)
     np.testing.assert_array_equal(eager.numpy(), expected)
 
@@ -76,7 +75,7 @@ class Paste(torch.nn.Module):
         return opbridge.ops.paste_masks(masks, boxes, (image.shape[1], image.shape[2]))
 
 
-@pytest.mark.parametrize("exporter", ["dynamo", "legacy"])
+@pytest.mark.parametrize("exporter", EXPORTERS)
 def test_export_round_trip(exporter):
     """The mask count and the image size are dynamic: the node gets the size as data."""
     masks, boxes = masks_and_boxes(5, (60, 80))

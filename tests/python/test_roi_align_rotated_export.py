@@ -11,9 +11,8 @@ import torch
 
 import opbridge
 import opbridge.ops
+from graphs import EXPORTERS
 from opbridge.export import custom_nodes
-
-EXPORTERS = ["dynamo", "legacy"]
 
 
 class RotatedRoiPool(torch.nn.Module):

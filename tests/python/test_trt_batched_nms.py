@@ -20,13 +20,16 @@ import opbridge
 import opbridge.ops
 import rotated_reference
 from box_data import clustered_boxes
-from graphs import one_node_model, ort_minor, run, run_error, session_error
+from graphs import EXPORTERS, one_node_model, run, run_error, session_error
+from opbridge import manifest
 from opbridge.export import custom_nodes
 
 f32 = np.float32
 NAN, INF = float("nan"), float("inf")
-AXIS_ALIGNED = ["opbridge::TrtBatchedNms", "mmdeploy::TRTBatchedNMS"]
-ROTATED = ["opbridge::TrtBatchedRotatedNms", "mmdeploy::TRTBatchedRotatedNMS"]
+TRT_NMS = manifest.load()["trt_batched_nms"]
+# The identities of boxes [B, S, L, 4] and of rotated boxes [B, S, L, 5].
+AXIS_ALIGNED = [i for i in TRT_NMS.identities if TRT_NMS.signature(i).inputs[0].shape.endswith("4]")]
+ROTATED = [i for i in TRT_NMS.identities if TRT_NMS.signature(i).inputs[0].shape.endswith("5]")]
 
 
 def attrs_of(num_classes, keep_topk, iou, score=0.0, topk=-1, background=-1, clip=0, **more):
@@ -35,18 +38,17 @@ def attrs_of(num_classes, keep_topk, iou, score=0.0, topk=-1, background=-1, cli
                 score_threshold=score, iou_threshold=iou, is_normalized=0, clip_boxes=clip, **more)
 
 
-def nms_model(identity, attrs, with_index=False, input_shapes=None):
+def nms_model(identity, attrs, with_index=False):
     outputs = ["dets", "labels"] + (["index"] if with_index else [])
-    return one_node_model(identity, attrs, ["boxes", "scores"], outputs, input_shapes=input_shapes)
+    return one_node_model(identity, attrs, ["boxes", "scores"], outputs)
 
 
-def run_nms(identity, boxes, scores, threads=1, **attrs):
+def run_nms(identity, boxes, scores, **attrs):
     """dets, labels and (axis-aligned identities) index, as ORT computes them."""
     with_index = identity in AXIS_ALIGNED
     if with_index and identity.startswith("mmdeploy"):
         attrs["return_index"] = 1
-    outputs = run(nms_model(identity, attrs_of(**attrs), with_index), {"boxes": boxes, "scores": scores},
-                  threads=threads)
+    outputs = run(nms_model(identity, attrs_of(**attrs), with_index), {"boxes": boxes, "scores": scores})
     batch, keep = boxes.shape[0], attrs["keep_topk"]
     assert outputs[0].dtype == np.float32 and outputs[0].shape == (batch, keep, boxes.shape[3] + 1)
     for rows in outputs[1:]:
@@ -181,17 +183,6 @@ def test_rotated_matches_the_float64_reference(identity, case):
         np.testing.assert_array_equal(a, e)
 
 
-@pytest.mark.parametrize("identity", AXIS_ALIGNED + ROTATED)
-def test_thread_count_does_not_change_results(identity):
-    rotated = identity in ROTATED
-    boxes, scores = problem(np.random.default_rng(4), 2, 1500, 8, 1, rotated)
-    attrs = dict(num_classes=8, keep_topk=400, iou=0.5, score=0.05, topk=1000)
-    one = run_nms(identity, boxes, scores, **attrs)
-    assert (one[1] >= 0).sum() > 300
-    for a, b in zip(run_nms(identity, boxes, scores, threads=2, **attrs), one):
-        np.testing.assert_array_equal(a, b)
-
-
 def test_clip_boxes_and_its_default():
     """clip_boxes clamps every box value (NaN -> 1) to [0, 1], not the score; absent, it is 1."""
     boxes = np.array([[-0.5, 0.25, 1.5, NAN]], f32).reshape(1, 1, 1, 4)
@@ -283,20 +274,6 @@ def test_mmdeploy_graphs_as_mmdeploy_writes_them():
             np.testing.assert_array_equal(a, e)
 
 
-def test_shape_inference_gives_static_keep_topk():
-    model = nms_model("opbridge::TrtBatchedNms", attrs_of(3, 20, 0.5), with_index=True,
-                      input_shapes={"boxes": ["B", "S", 1, 4], "scores": ["B", "S", 3]})
-    outputs = opbridge.create_session(model).get_outputs()
-    # Before ORT 1.28, setting the shape of an output a node might lack writes past ORT's list:
-    # the index output's shape is then left to run time.
-    index_shape = ["B", 20] if ort_minor() >= 28 else []
-    assert [o.shape for o in outputs] == [["B", 20, 5], ["B", 20], index_shape]
-    assert [o.type for o in outputs] == ["tensor(float)", "tensor(int32)", "tensor(int32)"]
-    model = nms_model("opbridge::TrtBatchedRotatedNms", attrs_of(3, 20, 0.5),
-                      input_shapes={"boxes": [2, "S", 3, 5], "scores": [2, "S", 3]})
-    assert [o.shape for o in opbridge.create_session(model).get_outputs()] == [[2, 20, 6], [2, 20]]
-
-
 # --- errors -------------------------------------------------------------------------------------------
 
 Z = np.zeros
@@ -311,20 +288,10 @@ Z = np.zeros
     ({"iou_threshold": 1.5}, "iou_threshold must lie in [0, 1], got 1.5"),
     ({"iou_threshold": NAN}, "iou_threshold must lie in [0, 1], got nan"),
     ({"score_threshold": NAN}, "score_threshold must not be NaN"),
-    ({"is_normalized": 2}, "is_normalized must be 0 or 1, got 2"),
-    ({"clip_boxes": -1}, "clip_boxes must be 0 or 1, got -1"),
-    ({"keep_topk": 1.5}, "attribute 'keep_topk' must be an int, got a float"),
-    ({"num_classes": None}, "required int attribute 'num_classes' is missing"),
-    ({"keep_topk": None}, "required int attribute 'keep_topk' is missing"),
 ])
 def test_bad_attributes(identity, change, message):
     attrs = {k: v for k, v in {**attrs_of(3, 10, 0.5), **change}.items() if v is not None}
     assert f"{identity}: {message}" in session_error(nms_model(identity, attrs))
-
-
-def test_return_index_must_be_a_flag():
-    model = nms_model("mmdeploy::TRTBatchedNMS", attrs_of(3, 10, 0.5, return_index=2))
-    assert "mmdeploy::TRTBatchedNMS: return_index must be 0 or 1, got 2" in session_error(model)
 
 
 @pytest.mark.parametrize("identity,box_size", [(i, 4) for i in AXIS_ALIGNED] + [(i, 5) for i in ROTATED])
@@ -405,7 +372,6 @@ def test_eager_clip_boxes():
 
 # --- export round trips ---------------------------------------------------------------------------------
 
-EXPORTERS = ["dynamo", "legacy"]
 DYNAMIC = {"boxes": {0: "batch", 1: "boxes"}, "scores": {0: "batch", 1: "boxes"}}
 
 

@@ -7,8 +7,9 @@ import pytest
 import torch
 
 import opbridge
+from graphs import EXPORTERS
 from opbridge.verify import _resample_index, other_size
-from test_export import EXPORTERS, TorchvisionRoiAlign as RoiAlign, roi_inputs  # roi_align((5, 4), 0.5, 0, aligned)
+from test_export import TorchvisionRoiAlign as RoiAlign, roi_inputs  # roi_align((5, 4), 0.5, 0, aligned)
 
 
 class ReshapeToTracedSize(torch.nn.Module):
