@@ -25,7 +25,7 @@ _FILES = [
 
 
 def _files(op: manifest.Op) -> list[tuple[str, str]]:
-    files = list(_FILES)
+    files = [(what, path) for what, path in _FILES if not (op.no_export and path == "python/opbridge/ops/{k}.py")]
     if op.cuda_identities:
         files[1:1] = [("CUDA kernel", f"src/kernels/cuda/{op.cuda_kernel}.cu"),
                       ("ORT glue, CUDA twin", "src/ort/ops/{k}_cuda.cc")]
@@ -58,19 +58,26 @@ def _dtypes(op: manifest.Op) -> str:
     return f"T (the type column) is one of {names}" if generic else names
 
 
+def _pytorch(op: manifest.Op) -> list[str]:
+    lines = [f"**PyTorch:** {op.pytorch}", ""]
+    if op.no_export:
+        lines += [f"**Export:** opbridge has no export mapping for it: {op.no_export}.", ""]
+    return lines
+
+
 def render(op: manifest.Op) -> str:
-    lines = [f"# {op.title}", "", "<!-- Generated from python/opbridge/ops.toml by `python -m opbridge docs`. -->", ""]
+    lines = [f"# {op.title}", "", "<!-- Generated from python/opbridge/ops.toml by `python -m opbridge generate`. -->", ""]
     lines += [op.summary, ""]
     lines += ["| ONNX identity (domain::op_type) | opset | since |", "|---|---|---|"]
     lines += [f"| `{identity}` | {op.opset} | opbridge {op.since} |" for identity in op.identities]
     if op.uniform:
         lines += ["", f"All identities run the same kernel with the same attributes. Data types: {_dtypes(op)}.", ""]
-        lines += [f"**PyTorch:** {op.pytorch}", ""]
+        lines += _pytorch(op)
         lines += _tables(op.signature(), "##")
     else:
         lines += ["", "The identities run the same kernel; their inputs, outputs or attributes differ, as listed per",
                   f"identity below. Data types: {_dtypes(op)}.", ""]
-        lines += [f"**PyTorch:** {op.pytorch}", ""]
+        lines += _pytorch(op)
         # Identities with the same signature share one section, in manifest order.
         groups: list[tuple[manifest.Signature, list[str]]] = []
         for identity in op.identities:

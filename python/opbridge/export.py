@@ -73,10 +73,12 @@ def export(
         raise ValueError(f"exporter must be one of {EXPORTERS}, got {exporter!r}")
     if compat is not None and compat not in COMPAT_DOMAINS:
         raise ValueError(f"compat must be None or one of {COMPAT_DOMAINS}, got {compat!r}")
-    known = {m.kernel for m in EXPORT_MAPPINGS}
-    if set(standard_ops) - known:
+    known = list(manifest.load())
+    if set(standard_ops) - set(known):
         raise ValueError(f"standard_ops must be kernel names of {sorted(known)}, got {list(standard_ops)}")
-    without = [m.kernel for m in EXPORT_MAPPINGS if m.kernel in standard_ops and exporter not in m.standard_exporters]
+    mappings = {m.kernel: m for m in EXPORT_MAPPINGS}
+    without = [k for k in known
+               if k in standard_ops and (k not in mappings or exporter not in mappings[k].standard_exporters)]
     if without:
         offered = sorted(m.kernel for m in EXPORT_MAPPINGS if exporter in m.standard_exporters)
         raise ValueError(f"standard_ops: {without} have no standard-ONNX export with the {exporter} exporter; "

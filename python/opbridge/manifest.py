@@ -87,6 +87,8 @@ class Op:
     cuda_host_inputs: dict = dataclasses.field(default_factory=dict)
     # How the CUDA kernel's results relate to the CPU kernel's (the op page's "On the GPU").
     cuda_notes: str = ""
+    # Why opbridge has no export mapping for it (no python/opbridge/ops/<kernel>.py); "": it has one.
+    no_export: str = ""
     # The stem of its CUDA kernel (src/kernels/cuda/<stem>.cu) where it shares another op's.
     cuda_kernel: str = ""
 
@@ -237,6 +239,7 @@ def load() -> dict[str, Op]:
             identity_providers=providers,
             cuda_host_inputs=host_inputs,
             cuda_kernel=entry.get("cuda_kernel", kernel) if has_cuda else "",
+            no_export=entry.get("no_export", ""),
             cuda_notes=entry.get("cuda_notes", "").strip(),
         )
     return ops

@@ -1,13 +1,10 @@
 """opbridge's PyTorch ops and their ONNX export mappings, one module per op.
 
 Adding an op: a module here with its torch side (when torch has none) and an ``EXPORT`` mapping,
-listed in ``EXPORT_MAPPINGS``.
+listed in ``EXPORT_MAPPINGS`` (an op the manifest marks ``no_export`` has neither).
 """
 
-from opbridge.ops import bicubic_interpolate as _bicubic_interpolate
 from opbridge.ops import deform_conv as _deform_conv
-from opbridge.ops import gather_topk as _gather_topk
-from opbridge.ops import grid_priors as _grid_priors
 from opbridge.ops import grid_sample as _grid_sample
 from opbridge.ops import group_norm as _group_norm
 from opbridge.ops import heatmaps_to_keypoints as _heatmaps_to_keypoints
@@ -21,7 +18,6 @@ from opbridge.ops import nms_rotated as _nms_rotated
 from opbridge.ops import paste_masks as _paste_masks
 from opbridge.ops import roi_align as _roi_align
 from opbridge.ops import roi_align_rotated as _roi_align_rotated
-from opbridge.ops import scaled_dot_product_attention as _scaled_dot_product_attention
 from opbridge.ops import soft_nms as _soft_nms
 from opbridge.ops import trt_batched_nms as _trt_batched_nms
 from opbridge.ops import rotated_feature_align as _rotated_feature_align
@@ -50,8 +46,7 @@ EXPORT_MAPPINGS = (_roi_align.EXPORT, _grid_sample.EXPORT, _soft_nms.EXPORT, _de
                    _heatmaps_to_keypoints.EXPORT, _nms_match.EXPORT, _trt_batched_nms.EXPORT,
                    _roi_align_rotated.EXPORT, _rotated_feature_align.EXPORT, _multi_level_roi_align.EXPORT,
                    _multi_level_rotated_roi_align.EXPORT, _cummax.EXPORT, _corner_pool.EXPORT, _instance_norm.EXPORT,
-                   _group_norm.EXPORT, _inverse.EXPORT, _multi_scale_deformable_attention.EXPORT, _gather_topk.EXPORT,
-                   _grid_priors.EXPORT, _bicubic_interpolate.EXPORT, _scaled_dot_product_attention.EXPORT)
+                   _group_norm.EXPORT, _inverse.EXPORT, _multi_scale_deformable_attention.EXPORT)
 
 __all__ = ["MultiScaleDeformableAttention", "batched_nms", "batched_nms_rotated", "corner_pool", "heatmaps_to_keypoints", "multi_level_roi_align",
            "multi_level_rotated_roi_align", "multi_scale_deformable_attention",

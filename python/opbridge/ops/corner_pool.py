@@ -11,13 +11,11 @@ bit for bit (see docs/ops/corner_pool.md).
 from __future__ import annotations
 
 import torch
-from onnxscript import FLOAT
 from torch import Tensor
 
-import onnxscript
-
 from opbridge import manifest
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode
 
 # mmcv's mode codes, and the axis each mode scans and whether it scans from the far end.
 MODES = {"top": 0, "bottom": 1, "left": 2, "right": 3}
@@ -65,20 +63,6 @@ def _(input, mode):
 
 # --- export mappings ----------------------------------------------------------------------------
 
+NODE = OneNode("opbridge::CornerPool", torch.ops.opbridge.corner_pool.default)
 
-@onnxscript.script(WRAPPERS)
-def _corner_pool_onnx(input: FLOAT, mode: int) -> FLOAT:
-    return OPBRIDGE.CornerPool(input, mode=mode)
-
-
-def _corner_pool_symbolic(g, input, mode):
-    out = g.op("opbridge::CornerPool", input, mode_i=symbolic_helper()._parse_arg(mode, "i"))
-    out.setType(input.type())
-    return out
-
-
-EXPORT = ExportMapping(
-    kernel="corner_pool",
-    dynamo={torch.ops.opbridge.corner_pool.default: _corner_pool_onnx},
-    legacy={"opbridge::corner_pool": _corner_pool_symbolic},
-)
+EXPORT = ExportMapping(kernel="corner_pool", dynamo=NODE.dynamo, legacy=NODE.legacy)

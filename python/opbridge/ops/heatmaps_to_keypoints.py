@@ -12,13 +12,11 @@ torchvision's result bit for bit.
 from __future__ import annotations
 
 import torch
-from onnxscript import FLOAT
 from torch import Tensor
 from torchvision.models.detection import roi_heads
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, FunctionPatch, symbolic_helper
+from opbridge.ops._onnx import ExportMapping, FunctionPatch
+from opbridge.ops._one_node import OneNode
 
 _TORCHVISION_HEATMAPS_TO_KEYPOINTS = roi_heads.heatmaps_to_keypoints
 
@@ -50,25 +48,13 @@ def _heatmaps_to_keypoints_replacement(maps, rois):
 
 # --- export mappings ----------------------------------------------------------------------------
 
-
-@onnxscript.script(WRAPPERS)
-def _heatmaps_to_keypoints_onnx(maps: FLOAT, rois: FLOAT) -> tuple[FLOAT, FLOAT]:
-    keypoints, scores = OPBRIDGE.HeatmapsToKeypoints(maps, rois)
-    return keypoints, scores
-
-
-def _heatmaps_to_keypoints_symbolic(g, maps, rois):
-    helper = symbolic_helper()
-    keypoints, scores = g.op("opbridge::HeatmapsToKeypoints", maps, rois, outputs=2)
-    r, k = helper._get_tensor_dim_size(maps, 0), helper._get_tensor_dim_size(maps, 1)
-    keypoints.setType(maps.type().with_sizes([r, k, 3]))
-    scores.setType(maps.type().with_sizes([r, k]))
-    return keypoints, scores
-
+NODE = OneNode("opbridge::HeatmapsToKeypoints", torch.ops.opbridge.heatmaps_to_keypoints.default,
+               sizes=lambda shapes: [[shapes.dim("maps", 0), shapes.dim("maps", 1), 3],
+                                     [shapes.dim("maps", 0), shapes.dim("maps", 1)]])
 
 EXPORT = ExportMapping(
     kernel="heatmaps_to_keypoints",
-    dynamo={torch.ops.opbridge.heatmaps_to_keypoints.default: _heatmaps_to_keypoints_onnx},
-    legacy={"opbridge::heatmaps_to_keypoints": _heatmaps_to_keypoints_symbolic},
+    dynamo=NODE.dynamo,
+    legacy=NODE.legacy,
     patches=(FunctionPatch(roi_heads.heatmaps_to_keypoints, _heatmaps_to_keypoints_replacement),),
 )

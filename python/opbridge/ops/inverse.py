@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import onnxscript
 import torch
-from onnxscript import FLOAT, INT32
+from onnxscript import FLOAT
 
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import WRAPPERS, ExportMapping
+from opbridge.ops._one_node import OneNode
 
 MICROSOFT = onnxscript.values.Opset("com.microsoft", 1)
 
@@ -44,18 +45,21 @@ def _require_float32(dtype_name: str | None) -> None:
         raise TypeError(FLOAT32_ONLY.format(dtype=name))
 
 
+def _inverse_and_info_sizes(shapes):
+    """The inverse has A's sizes, info A's batch dims."""
+    sizes = shapes.sizes("input")
+    return [None, None if sizes is None else sizes[:-2]]
+
+
+# torch.inverse and torch.linalg.inv: the inverse alone, a singular matrix an error.
+INVERSE_NODE = OneNode("opbridge::Inverse", torch.ops.aten.linalg_inv.default, inputs={"input": "A"},
+                       attributes={"check_errors": 1}, outputs=1)
+# torch.linalg.inv_ex: the inverse and info, with the call's check_errors.
+INVERSE_EX_NODE = OneNode("opbridge::Inverse", torch.ops.aten.linalg_inv_ex.default, inputs={"input": "A"},
+                          sizes=_inverse_and_info_sizes)
+
+
 # --- dynamo translations ------------------------------------------------------------------------
-
-
-@onnxscript.script(WRAPPERS)
-def _inverse_onnx(A: FLOAT) -> FLOAT:
-    return OPBRIDGE.Inverse(A, check_errors=1)
-
-
-@onnxscript.script(WRAPPERS)
-def _inverse_ex_onnx(A: FLOAT, check_errors: bool) -> tuple[FLOAT, INT32]:  # the exporter counts outputs here
-    inverse, info = OPBRIDGE.Inverse(A, check_errors=check_errors)
-    return inverse, info
 
 
 @onnxscript.script(WRAPPERS)
@@ -66,13 +70,13 @@ def _microsoft_inverse_onnx(A: FLOAT) -> FLOAT:  # the exporter passes float64 a
 def _inverse(A):
     """aten.inverse / aten.linalg_inv (A) -> opbridge::Inverse with check_errors = 1."""
     _require_float32(A.dtype.name if A.dtype is not None else None)
-    return _inverse_onnx(A)
+    return INVERSE_NODE.translation(A)
 
 
 def _inverse_ex(A, check_errors: bool = False):
     """aten.linalg_inv_ex (A, check_errors) -> opbridge::Inverse with both outputs."""
     _require_float32(A.dtype.name if A.dtype is not None else None)
-    return _inverse_ex_onnx(A, bool(check_errors))
+    return INVERSE_EX_NODE.translation(A, check_errors=check_errors)
 
 
 def _refuse_inverse_ex(A, check_errors: bool = False):
@@ -82,24 +86,14 @@ def _refuse_inverse_ex(A, check_errors: bool = False):
 # --- legacy symbolics ---------------------------------------------------------------------------
 
 
-def _inverse_node(g, A, check_errors: int, outputs: int):
-    _require_float32(A.type().scalarType())
-    nodes = g.op("opbridge::Inverse", A, check_errors_i=check_errors, outputs=outputs)
-    inverse = nodes[0] if outputs > 1 else nodes
-    inverse.setType(A.type())
-    if outputs == 1:
-        return inverse
-    sizes = symbolic_helper()._get_tensor_sizes(A)
-    nodes[1].setType(A.type().with_dtype(torch.int32).with_sizes(sizes[:-2] if sizes is not None else None))
-    return nodes
-
-
 def _inverse_symbolic(g, A):
-    return _inverse_node(g, A, 1, 1)
+    _require_float32(A.type().scalarType())
+    return INVERSE_NODE.symbolic(g, A)
 
 
 def _inverse_ex_symbolic(g, A, check_errors):
-    return _inverse_node(g, A, int(symbolic_helper()._parse_arg(check_errors, "b")), 2)
+    _require_float32(A.type().scalarType())
+    return INVERSE_EX_NODE.symbolic(g, A, check_errors)
 
 
 def _microsoft_inverse_symbolic(g, A):

@@ -19,8 +19,8 @@ import torch
 import torchvision
 from torch import Tensor
 
-from opbridge.ops._onnx import ExportMapping, symbolic_helper
-from opbridge.ops._variadic_rois import VariadicRoiNode
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode, pooled_output
 
 MAX_LEVELS = 10  # feature maps one node takes (the TensorRT plugin's limit)
 MAX_EXPORT_LEVELS = 5  # feature maps the dynamo exporter's translations take (mmdet's FPNs use up to 5)
@@ -159,48 +159,12 @@ def pool_by_level(features, featmap_strides, rois, levels, output_size, pool):
 
 
 # --- export mappings ----------------------------------------------------------------------------
+# The node carries the attributes as mmdeploy's exporter writes them, except output_height and
+# output_width, which it swaps (see the op pages).
 
-NODE = VariadicRoiNode(
-    op_type="MultiLevelRoiAlign",
-    attributes=(("output_height", "i"), ("output_width", "i"), ("pool_mode", "i"), ("sampling_ratio", "i"),
-                ("featmap_strides", "fs"), ("roi_scale_factor", "f"), ("finest_scale", "i"), ("aligned", "i")),
-    max_dynamo_maps=MAX_EXPORT_LEVELS, max_maps=MAX_LEVELS, python_name="multi_level_roi_align")
+NODE = OneNode("opbridge::MultiLevelRoiAlign", torch.ops.opbridge.multi_level_roi_align.default,
+               attributes={"pool_mode": lambda arguments: POOL_MODES[arguments.pool_mode]},
+               sizes=pooled_output("features"), like="features", max_dynamo_count=MAX_EXPORT_LEVELS,
+               max_count=MAX_LEVELS)
 
-
-def level_node_attributes(output_height, output_width, mode: dict, featmap_strides, sampling_ratio, aligned,
-                          finest_scale, roi_scale_factor) -> dict:
-    """The attributes of a multi-level RoI node (axis-aligned or rotated, whose third attribute,
-    `mode`, differs: {"pool_mode": code} or {"clockwise": 0 or 1}), as mmdeploy's exporter writes
-    them, except output_height and output_width, which it swaps (see the op pages)."""
-    return dict(output_height=int(output_height), output_width=int(output_width), **mode,
-                sampling_ratio=int(sampling_ratio), featmap_strides=[float(s) for s in featmap_strides],
-                roi_scale_factor=float(roi_scale_factor), finest_scale=int(finest_scale), aligned=int(bool(aligned)))
-
-
-def _node_attributes(output_height, output_width, featmap_strides, sampling_ratio, pool_mode, aligned, finest_scale,
-                     roi_scale_factor) -> dict:
-    return level_node_attributes(output_height, output_width, {"pool_mode": POOL_MODES[pool_mode]}, featmap_strides,
-                                 sampling_ratio, aligned, finest_scale, roi_scale_factor)
-
-
-def _multi_level_roi_align_onnx(features, rois, output_height, output_width, featmap_strides, sampling_ratio,
-                                pool_mode, aligned, finest_scale, roi_scale_factor):
-    """Dynamo translation (parameter names are the op schema's)."""
-    return NODE.translate(rois, features, _node_attributes(output_height, output_width, featmap_strides,
-                                                           sampling_ratio, pool_mode, aligned, finest_scale,
-                                                           roi_scale_factor))
-
-
-def _multi_level_roi_align_symbolic(g, features, rois, output_height, output_width, featmap_strides, sampling_ratio,
-                                    pool_mode, aligned, finest_scale, roi_scale_factor):
-    args = symbolic_helper()._parse_arg
-    return NODE.symbolic(g, rois, features, _node_attributes(
-        args(output_height, "i"), args(output_width, "i"), args(featmap_strides, "fs"), args(sampling_ratio, "i"),
-        args(pool_mode, "s"), args(aligned, "b"), args(finest_scale, "i"), args(roi_scale_factor, "f")))
-
-
-EXPORT = ExportMapping(
-    kernel="multi_level_roi_align",
-    dynamo={torch.ops.opbridge.multi_level_roi_align.default: _multi_level_roi_align_onnx},
-    legacy={"opbridge::multi_level_roi_align": _multi_level_roi_align_symbolic},
-)
+EXPORT = ExportMapping(kernel="multi_level_roi_align", dynamo=NODE.dynamo, legacy=NODE.legacy)

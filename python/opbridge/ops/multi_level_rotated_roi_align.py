@@ -19,10 +19,9 @@ from typing import Sequence
 import torch
 from torch import Tensor
 
-from opbridge.ops._onnx import ExportMapping, symbolic_helper
-from opbridge.ops._variadic_rois import VariadicRoiNode
-from opbridge.ops.multi_level_roi_align import (MAX_EXPORT_LEVELS, MAX_LEVELS, level_node_attributes, pool_by_level,
-                                                rescales)
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode, pooled_output
+from opbridge.ops.multi_level_roi_align import MAX_EXPORT_LEVELS, MAX_LEVELS, pool_by_level, rescales
 from opbridge.ops.roi_align_rotated import roi_align_rotated_eager
 
 
@@ -136,38 +135,11 @@ def multi_level_rotated_roi_align_eager(features, rois, output_height, output_wi
 
 
 # --- export mappings ----------------------------------------------------------------------------
+# The node carries the attributes as mmdeploy's exporter writes them, except output_height and
+# output_width, which it swaps (see the op pages).
 
-NODE = VariadicRoiNode(
-    op_type="MultiLevelRotatedRoiAlign",
-    attributes=(("output_height", "i"), ("output_width", "i"), ("clockwise", "i"), ("sampling_ratio", "i"),
-                ("featmap_strides", "fs"), ("roi_scale_factor", "f"), ("finest_scale", "i"), ("aligned", "i")),
-    max_dynamo_maps=MAX_EXPORT_LEVELS, max_maps=MAX_LEVELS, python_name="multi_level_rotated_roi_align")
+NODE = OneNode("opbridge::MultiLevelRotatedRoiAlign", torch.ops.opbridge.multi_level_rotated_roi_align.default,
+               sizes=pooled_output("features"), like="features", max_dynamo_count=MAX_EXPORT_LEVELS,
+               max_count=MAX_LEVELS)
 
-
-def _node_attributes(output_height, output_width, featmap_strides, sampling_ratio, aligned, clockwise, finest_scale,
-                     roi_scale_factor) -> dict:
-    return level_node_attributes(output_height, output_width, {"clockwise": int(bool(clockwise))}, featmap_strides,
-                                 sampling_ratio, aligned, finest_scale, roi_scale_factor)
-
-
-def _multi_level_rotated_roi_align_onnx(features, rois, output_height, output_width, featmap_strides, sampling_ratio,
-                                        aligned, clockwise, finest_scale, roi_scale_factor):
-    """Dynamo translation (parameter names are the op schema's)."""
-    return NODE.translate(rois, features, _node_attributes(output_height, output_width, featmap_strides,
-                                                           sampling_ratio, aligned, clockwise, finest_scale,
-                                                           roi_scale_factor))
-
-
-def _multi_level_rotated_roi_align_symbolic(g, features, rois, output_height, output_width, featmap_strides,
-                                            sampling_ratio, aligned, clockwise, finest_scale, roi_scale_factor):
-    args = symbolic_helper()._parse_arg
-    return NODE.symbolic(g, rois, features, _node_attributes(
-        args(output_height, "i"), args(output_width, "i"), args(featmap_strides, "fs"), args(sampling_ratio, "i"),
-        args(aligned, "b"), args(clockwise, "b"), args(finest_scale, "i"), args(roi_scale_factor, "f")))
-
-
-EXPORT = ExportMapping(
-    kernel="multi_level_rotated_roi_align",
-    dynamo={torch.ops.opbridge.multi_level_rotated_roi_align.default: _multi_level_rotated_roi_align_onnx},
-    legacy={"opbridge::multi_level_rotated_roi_align": _multi_level_rotated_roi_align_symbolic},
-)
+EXPORT = ExportMapping(kernel="multi_level_rotated_roi_align", dynamo=NODE.dynamo, legacy=NODE.legacy)

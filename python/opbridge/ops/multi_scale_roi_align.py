@@ -17,8 +17,8 @@ import torchvision
 from torch import Tensor
 from torchvision.ops import poolers
 
-from opbridge.ops._onnx import ExportMapping, FunctionPatch, symbolic_helper
-from opbridge.ops._variadic_rois import VariadicRoiNode
+from opbridge.ops._onnx import ExportMapping, FunctionPatch
+from opbridge.ops._one_node import OneNode, pooled_output
 
 MAX_LEVELS = 5  # feature maps one exported node takes (torchvision's FPNs use up to 4, mmdet's 5)
 
@@ -112,38 +112,12 @@ def _multiscale_roi_align_replacement(x_filtered, boxes, output_size, sampling_r
 
 # --- export mappings ----------------------------------------------------------------------------
 
-NODE = VariadicRoiNode(
-    op_type="MultiScaleRoiAlign",
-    attributes=(("output_height", "i"), ("output_width", "i"), ("sampling_ratio", "i"), ("spatial_scales", "fs"),
-                ("canonical_scale", "i"), ("canonical_level", "i"), ("aligned", "i")),
-    max_dynamo_maps=MAX_LEVELS, max_maps=MAX_LEVELS, python_name="multi_scale_roi_align")
-
-
-def _node_attributes(output_height, output_width, sampling_ratio, spatial_scales, canonical_scale, canonical_level,
-                     aligned) -> dict:
-    return dict(output_height=int(output_height), output_width=int(output_width), sampling_ratio=int(sampling_ratio),
-                spatial_scales=[float(s) for s in spatial_scales], canonical_scale=int(canonical_scale),
-                canonical_level=int(canonical_level), aligned=int(bool(aligned)))
-
-
-def _multi_scale_roi_align_onnx(features, rois, output_height, output_width, sampling_ratio, spatial_scales,
-                                canonical_scale, canonical_level, aligned):
-    """Dynamo translation (parameter names are the op schema's)."""
-    return NODE.translate(rois, features, _node_attributes(output_height, output_width, sampling_ratio, spatial_scales,
-                                                           canonical_scale, canonical_level, aligned))
-
-
-def _multi_scale_roi_align_symbolic(g, features, rois, output_height, output_width, sampling_ratio, spatial_scales,
-                                    canonical_scale, canonical_level, aligned):
-    args = symbolic_helper()._parse_arg
-    return NODE.symbolic(g, rois, features, _node_attributes(
-        args(output_height, "i"), args(output_width, "i"), args(sampling_ratio, "i"), args(spatial_scales, "fs"),
-        args(canonical_scale, "i"), args(canonical_level, "i"), args(aligned, "b")))
-
+NODE = OneNode("opbridge::MultiScaleRoiAlign", torch.ops.opbridge.multi_scale_roi_align.default,
+               sizes=pooled_output("features"), like="features", max_dynamo_count=MAX_LEVELS, max_count=MAX_LEVELS)
 
 EXPORT = ExportMapping(
     kernel="multi_scale_roi_align",
-    dynamo={torch.ops.opbridge.multi_scale_roi_align.default: _multi_scale_roi_align_onnx},
-    legacy={"opbridge::multi_scale_roi_align": _multi_scale_roi_align_symbolic},
+    dynamo=NODE.dynamo,
+    legacy=NODE.legacy,
     patches=(FunctionPatch(poolers._multiscale_roi_align, _multiscale_roi_align_replacement),),
 )

@@ -17,12 +17,10 @@ agrees to ~1e-6 except where mmcv's own arithmetic is wrong (see docs/ops/nms_ro
 from __future__ import annotations
 
 import torch
-from onnxscript import FLOAT, INT64
 from torch import Tensor
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode
 
 
 def nms_rotated(boxes: Tensor, scores: Tensor, iou_threshold: float, clockwise: bool = True) -> Tensor:
@@ -184,56 +182,13 @@ def _(boxes, scores, iou_threshold, score_threshold):
 
 # --- export mappings ----------------------------------------------------------------------------
 
-
-@onnxscript.script(WRAPPERS)
-def _nms_rotated_onnx(boxes: FLOAT, scores: FLOAT, iou_threshold: float, clockwise: int) -> INT64:
-    return OPBRIDGE.NmsRotated(boxes, scores, iou_threshold=iou_threshold, clockwise=clockwise)
-
-
-@onnxscript.script(WRAPPERS)
-def _batched_nms_rotated_onnx(boxes: FLOAT, scores: FLOAT, idxs: INT64, iou_threshold: float, clockwise: int) -> INT64:
-    return OPBRIDGE.NmsRotated(boxes, scores, idxs, iou_threshold=iou_threshold, clockwise=clockwise)
-
-
-def _nms_rotated_dispatch(boxes, scores, idxs, iou_threshold, clockwise):
-    """Dynamo translation of opbridge::nms_rotated (parameter names are the op schema's)."""
-    if idxs is None:
-        return _nms_rotated_onnx(boxes, scores, iou_threshold=float(iou_threshold), clockwise=int(bool(clockwise)))
-    return _batched_nms_rotated_onnx(boxes, scores, idxs, iou_threshold=float(iou_threshold),
-                                     clockwise=int(bool(clockwise)))
-
-
-@onnxscript.script(WRAPPERS)
-def _multiclass_nms_rotated_onnx(boxes: FLOAT, scores: FLOAT, iou_threshold: float, score_threshold: float) -> INT64:
-    return OPBRIDGE.MulticlassNmsRotated(boxes, scores, iou_threshold=iou_threshold, score_threshold=score_threshold)
-
-
-def _nms_rotated_symbolic(g, boxes, scores, idxs, iou_threshold, clockwise):
-    helper = symbolic_helper()
-    args = helper._parse_arg
-    inputs = [boxes, scores] if helper._is_none(idxs) else [boxes, scores, idxs]
-    keep = g.op("opbridge::NmsRotated", *inputs, iou_threshold_f=args(iou_threshold, "f"),
-                clockwise_i=int(args(clockwise, "b")))
-    keep.setType(boxes.type().with_dtype(torch.int64).with_sizes([None]))
-    return keep
-
-
-def _multiclass_nms_rotated_symbolic(g, boxes, scores, iou_threshold, score_threshold):
-    args = symbolic_helper()._parse_arg
-    selected = g.op("opbridge::MulticlassNmsRotated", boxes, scores, iou_threshold_f=args(iou_threshold, "f"),
-                    score_threshold_f=args(score_threshold, "f"))
-    selected.setType(boxes.type().with_dtype(torch.int64).with_sizes([None, 3]))
-    return selected
-
+# nms_rotated without idxs leaves the node's optional input out; with idxs it is the batched form.
+NODE = OneNode("opbridge::NmsRotated", torch.ops.opbridge.nms_rotated.default, sizes=lambda shapes: [[None]])
+MULTICLASS_NODE = OneNode("opbridge::MulticlassNmsRotated", torch.ops.opbridge.multiclass_nms_rotated.default,
+                          sizes=lambda shapes: [[None, 3]])
 
 EXPORT = ExportMapping(
     kernel="nms_rotated",
-    dynamo={
-        torch.ops.opbridge.nms_rotated.default: _nms_rotated_dispatch,
-        torch.ops.opbridge.multiclass_nms_rotated.default: _multiclass_nms_rotated_onnx,
-    },
-    legacy={
-        "opbridge::nms_rotated": _nms_rotated_symbolic,
-        "opbridge::multiclass_nms_rotated": _multiclass_nms_rotated_symbolic,
-    },
+    dynamo={**NODE.dynamo, **MULTICLASS_NODE.dynamo},
+    legacy={**NODE.legacy, **MULTICLASS_NODE.legacy},
 )

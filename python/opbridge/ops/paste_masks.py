@@ -12,13 +12,11 @@ bit for bit.
 from __future__ import annotations
 
 import torch
-from onnxscript import FLOAT, INT64
 from torch import Tensor
 from torchvision.models.detection import roi_heads
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, FunctionPatch, symbolic_helper
+from opbridge.ops._onnx import ExportMapping, FunctionPatch
+from opbridge.ops._one_node import OneNode
 
 # torchvision's function, kept before opbridge.export patches the module during an export.
 _TORCHVISION_PASTE_MASKS = roi_heads.paste_masks_in_image
@@ -60,22 +58,12 @@ def _paste_masks_replacement(masks, boxes, img_shape, padding=1):
 
 # --- export mappings ----------------------------------------------------------------------------
 
-
-@onnxscript.script(WRAPPERS)
-def _paste_masks_onnx(masks: FLOAT, boxes: FLOAT, image_size: INT64, padding: int) -> FLOAT:
-    return OPBRIDGE.PasteMasks(masks, boxes, image_size, padding=padding)
-
-
-def _paste_masks_symbolic(g, masks, boxes, image_size, padding):
-    helper = symbolic_helper()
-    out = g.op("opbridge::PasteMasks", masks, boxes, image_size, padding_i=helper._parse_arg(padding, "i"))
-    out.setType(masks.type().with_sizes([helper._get_tensor_dim_size(masks, 0), 1, None, None]))
-    return out
-
+NODE = OneNode("opbridge::PasteMasks", torch.ops.opbridge.paste_masks.default,
+               sizes=lambda shapes: [[shapes.dim("masks", 0), 1, None, None]])
 
 EXPORT = ExportMapping(
     kernel="paste_masks",
-    dynamo={torch.ops.opbridge.paste_masks.default: _paste_masks_onnx},
-    legacy={"opbridge::paste_masks": _paste_masks_symbolic},
+    dynamo=NODE.dynamo,
+    legacy=NODE.legacy,
     patches=(FunctionPatch(roi_heads.paste_masks_in_image, _paste_masks_replacement),),
 )

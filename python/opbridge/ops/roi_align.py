@@ -10,13 +10,11 @@ import math
 
 import torch
 import torchvision
-from onnxscript import FLOAT
 from torch import Tensor
 
-import onnxscript
-
 from opbridge import manifest
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode, pooled_output
 
 
 def roi_align(
@@ -151,65 +149,15 @@ def _axis_taps(coord: Tensor, size: int):
 
 # --- export mappings ----------------------------------------------------------------------------
 
-
-@onnxscript.script(WRAPPERS)
-def _torchvision_roi_align_onnx(
-    input: FLOAT, rois: FLOAT, spatial_scale: float, pooled_height: int, pooled_width: int,
-    sampling_ratio: int, aligned: bool,
-) -> FLOAT:
-    return OPBRIDGE.RoiAlign(
-        input, rois, output_height=pooled_height, output_width=pooled_width, spatial_scale=spatial_scale,
-        sampling_ratio=sampling_ratio, mode="avg", aligned=aligned,
-    )
-
-
-@onnxscript.script(WRAPPERS)
-def _opbridge_roi_align_onnx(
-    input: FLOAT, rois: FLOAT, spatial_scale: float, pooled_height: int, pooled_width: int,
-    sampling_ratio: int, aligned: bool, mode: str,
-) -> FLOAT:
-    return OPBRIDGE.RoiAlign(
-        input, rois, output_height=pooled_height, output_width=pooled_width, spatial_scale=spatial_scale,
-        sampling_ratio=sampling_ratio, mode=mode, aligned=aligned,
-    )
-
-
-def _roi_align_node(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned, mode):
-    helper = symbolic_helper()
-    out = g.op(
-        "opbridge::RoiAlign", input, rois, output_height_i=pooled_height, output_width_i=pooled_width,
-        spatial_scale_f=spatial_scale, sampling_ratio_i=sampling_ratio, mode_s=mode, aligned_i=int(aligned),
-    )
-    out.setType(input.type().with_sizes([
-        helper._get_tensor_dim_size(rois, 0), helper._get_tensor_dim_size(input, 1), pooled_height, pooled_width,
-    ]))
-    return out
-
-
-def _torchvision_roi_align_symbolic(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):
-    args = symbolic_helper()._parse_arg
-    return _roi_align_node(
-        g, input, rois, args(spatial_scale, "f"), args(pooled_height, "i"), args(pooled_width, "i"),
-        args(sampling_ratio, "i"), args(aligned, "b"), "avg",
-    )
-
-
-def _opbridge_roi_align_symbolic(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned, mode):
-    args = symbolic_helper()._parse_arg
-    return _roi_align_node(
-        g, input, rois, args(spatial_scale, "f"), args(pooled_height, "i"), args(pooled_width, "i"),
-        args(sampling_ratio, "i"), args(aligned, "b"), args(mode, "s"),
-    )
-
+# torchvision's roi_align (average pooling) and opbridge's (with mmcv's mode) reach the same node.
+_POOLED_SIZE = {"output_height": "pooled_height", "output_width": "pooled_width"}
+TORCHVISION_NODE = OneNode("opbridge::RoiAlign", torch.ops.torchvision.roi_align.default,
+                           attributes={**_POOLED_SIZE, "mode": lambda arguments: "avg"}, sizes=pooled_output("input"))
+NODE = OneNode("opbridge::RoiAlign", torch.ops.opbridge.roi_align.default, attributes=_POOLED_SIZE,
+               sizes=pooled_output("input"))
 
 EXPORT = ExportMapping(
     kernel="roi_align",
-    dynamo={
-        torch.ops.torchvision.roi_align.default: _torchvision_roi_align_onnx,
-        torch.ops.opbridge.roi_align.default: _opbridge_roi_align_onnx,
-    },
-    legacy={
-        "torchvision::roi_align": _torchvision_roi_align_symbolic,
-        "opbridge::roi_align": _opbridge_roi_align_symbolic,
-    },
+    dynamo={**TORCHVISION_NODE.dynamo, **NODE.dynamo},
+    legacy={**TORCHVISION_NODE.legacy, **NODE.legacy},
 )

@@ -9,12 +9,10 @@ dtype of its input. It exports to ``opbridge::RoiAlignRotated`` (``compat="mmcv"
 from __future__ import annotations
 
 import torch
-from onnxscript import FLOAT
 from torch import Tensor
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode, pooled_output
 
 
 def roi_align_rotated(
@@ -161,36 +159,7 @@ def _pool_rois(input, batch, center_h, center_w, roi_h, roi_w, theta, out_h, out
 
 # --- export mappings ----------------------------------------------------------------------------
 
+NODE = OneNode("opbridge::RoiAlignRotated", torch.ops.opbridge.roi_align_rotated.default,
+               sizes=pooled_output("input"))
 
-@onnxscript.script(WRAPPERS)
-def _roi_align_rotated_onnx(
-    input: FLOAT, rois: FLOAT, output_height: int, output_width: int, spatial_scale: float,
-    sampling_ratio: int, aligned: bool, clockwise: bool,
-) -> FLOAT:
-    return OPBRIDGE.RoiAlignRotated(
-        input, rois, output_height=output_height, output_width=output_width, spatial_scale=spatial_scale,
-        sampling_ratio=sampling_ratio, aligned=aligned, clockwise=clockwise,
-    )
-
-
-def _roi_align_rotated_symbolic(g, input, rois, output_height, output_width, spatial_scale, sampling_ratio, aligned,
-                                clockwise):
-    helper = symbolic_helper()
-    args = helper._parse_arg
-    out_h, out_w = args(output_height, "i"), args(output_width, "i")
-    out = g.op(
-        "opbridge::RoiAlignRotated", input, rois, output_height_i=out_h, output_width_i=out_w,
-        spatial_scale_f=args(spatial_scale, "f"), sampling_ratio_i=args(sampling_ratio, "i"),
-        aligned_i=int(args(aligned, "b")), clockwise_i=int(args(clockwise, "b")),
-    )
-    out.setType(input.type().with_sizes([
-        helper._get_tensor_dim_size(rois, 0), helper._get_tensor_dim_size(input, 1), out_h, out_w,
-    ]))
-    return out
-
-
-EXPORT = ExportMapping(
-    kernel="roi_align_rotated",
-    dynamo={torch.ops.opbridge.roi_align_rotated.default: _roi_align_rotated_onnx},
-    legacy={"opbridge::roi_align_rotated": _roi_align_rotated_symbolic},
-)
+EXPORT = ExportMapping(kernel="roi_align_rotated", dynamo=NODE.dynamo, legacy=NODE.legacy)

@@ -16,13 +16,11 @@ from __future__ import annotations
 import math
 
 import torch
-from onnxscript import FLOAT
 from torch import Tensor
 
-import onnxscript
-
 from opbridge import manifest
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode
 
 
 def rotated_feature_align(features: Tensor, best_rbboxes: Tensor, spatial_scale: float = 1 / 8,
@@ -128,22 +126,6 @@ def _(features, best_rbboxes, spatial_scale, points):
 
 # --- export mappings ----------------------------------------------------------------------------
 
+NODE = OneNode("opbridge::RotatedFeatureAlign", torch.ops.opbridge.rotated_feature_align.default)
 
-@onnxscript.script(WRAPPERS)
-def _rotated_feature_align_onnx(features: FLOAT, best_rbboxes: FLOAT, spatial_scale: float, points: int) -> FLOAT:
-    return OPBRIDGE.RotatedFeatureAlign(features, best_rbboxes, spatial_scale=spatial_scale, points=points)
-
-
-def _rotated_feature_align_symbolic(g, features, best_rbboxes, spatial_scale, points):
-    args = symbolic_helper()._parse_arg
-    out = g.op("opbridge::RotatedFeatureAlign", features, best_rbboxes, spatial_scale_f=args(spatial_scale, "f"),
-               points_i=args(points, "i"))
-    out.setType(features.type())
-    return out
-
-
-EXPORT = ExportMapping(
-    kernel="rotated_feature_align",
-    dynamo={torch.ops.opbridge.rotated_feature_align.default: _rotated_feature_align_onnx},
-    legacy={"opbridge::rotated_feature_align": _rotated_feature_align_symbolic},
-)
+EXPORT = ExportMapping(kernel="rotated_feature_align", dynamo=NODE.dynamo, legacy=NODE.legacy)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import torch
-from onnxscript import FLOAT, INT64
 from torch import Tensor
 
-import onnxscript
-
 from opbridge import manifest
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping
+from opbridge.ops._one_node import OneNode
 
 METHODS = {"naive": 0, "linear": 1, "gaussian": 2}
 
@@ -128,31 +126,7 @@ def soft_nms_eager(boxes, scores, iou_threshold, sigma, min_score, method, offse
 
 # --- export mappings ----------------------------------------------------------------------------
 
+NODE = OneNode("opbridge::SoftNonMaxSuppression", torch.ops.opbridge.soft_nms.default,
+               sizes=lambda shapes: [[None, 5], [None]])
 
-@onnxscript.script(WRAPPERS)
-def _soft_nms_onnx(
-    boxes: FLOAT, scores: FLOAT, iou_threshold: float, sigma: float, min_score: float, method: int, offset: int
-) -> tuple[FLOAT, INT64]:  # the exporter counts outputs from this annotation
-    dets, inds = OPBRIDGE.SoftNonMaxSuppression(
-        boxes, scores, iou_threshold=iou_threshold, sigma=sigma, min_score=min_score, method=method, offset=offset
-    )
-    return dets, inds
-
-
-def _soft_nms_symbolic(g, boxes, scores, iou_threshold, sigma, min_score, method, offset):
-    args = symbolic_helper()._parse_arg
-    dets, inds = g.op(
-        "opbridge::SoftNonMaxSuppression", boxes, scores, iou_threshold_f=args(iou_threshold, "f"),
-        sigma_f=args(sigma, "f"), min_score_f=args(min_score, "f"), method_i=args(method, "i"),
-        offset_i=args(offset, "i"), outputs=2,
-    )
-    dets.setType(boxes.type().with_sizes([None, 5]))
-    inds.setType(boxes.type().with_dtype(torch.int64).with_sizes([None]))
-    return dets, inds
-
-
-EXPORT = ExportMapping(
-    kernel="soft_nms",
-    dynamo={torch.ops.opbridge.soft_nms.default: _soft_nms_onnx},
-    legacy={"opbridge::soft_nms": _soft_nms_symbolic},
-)
+EXPORT = ExportMapping(kernel="soft_nms", dynamo=NODE.dynamo, legacy=NODE.legacy)

@@ -23,12 +23,10 @@ computes mmcv's float32 algorithm (see docs/ops/trt_batched_nms.md).
 from __future__ import annotations
 
 import torch
-from onnxscript import FLOAT, INT32
 from torch import Tensor
 
-import onnxscript
-
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, symbolic_helper
+from opbridge.ops._onnx import ExportMapping, symbolic_helper
+from opbridge.ops._one_node import OneNode
 from opbridge.ops.nms_rotated import greedy_rotated
 
 
@@ -182,102 +180,37 @@ def _(boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold, top
 # The nodes carry every attribute as mmdeploy's exporter writes them (is_normalized 0).
 
 
-@onnxscript.script(WRAPPERS)
-def _trt_batched_nms_onnx(boxes: FLOAT, scores: FLOAT, num_classes: int, keep_topk: int, iou_threshold: float,
-                          score_threshold: float, topk: int, background_label_id: int,
-                          clip_boxes: int) -> tuple[FLOAT, INT32]:  # the exporter counts outputs from this
-    dets, labels = OPBRIDGE.TrtBatchedNms(
-        boxes, scores, background_label_id=background_label_id, num_classes=num_classes, topk=topk,
-        keep_topk=keep_topk, score_threshold=score_threshold, iou_threshold=iou_threshold, is_normalized=0,
-        clip_boxes=clip_boxes, return_index=0)
-    return dets, labels
+def _sizes(box_size: int):
+    """dets [B, keep_topk, box_size + 1], labels (and index) [B, keep_topk]."""
+
+    def sizes(shapes):
+        batch, keep = shapes.dim("boxes", 0), shapes.attributes["keep_topk"]
+        return [[batch, keep, box_size + 1], [batch, keep], [batch, keep]]
+
+    return sizes
 
 
-@onnxscript.script(WRAPPERS)
-def _trt_batched_nms_with_index_onnx(boxes: FLOAT, scores: FLOAT, num_classes: int, keep_topk: int,
-                                     iou_threshold: float, score_threshold: float, topk: int, background_label_id: int,
-                                     clip_boxes: int) -> tuple[FLOAT, INT32, INT32]:
-    dets, labels, index = OPBRIDGE.TrtBatchedNms(
-        boxes, scores, background_label_id=background_label_id, num_classes=num_classes, topk=topk,
-        keep_topk=keep_topk, score_threshold=score_threshold, iou_threshold=iou_threshold, is_normalized=0,
-        clip_boxes=clip_boxes, return_index=1)
-    return dets, labels, index
+PLAIN_NODE = OneNode("opbridge::TrtBatchedNms", torch.ops.opbridge.trt_batched_nms.default,
+                     attributes={"is_normalized": 0, "return_index": 0}, outputs=2, sizes=_sizes(4))
+ROTATED_NODE = OneNode("opbridge::TrtBatchedRotatedNms", torch.ops.opbridge.trt_batched_nms.default,
+                       attributes={"is_normalized": 0}, sizes=_sizes(5))
+WITH_INDEX_NODE = OneNode("opbridge::TrtBatchedNms", torch.ops.opbridge.trt_batched_nms_with_index.default,
+                          attributes={"is_normalized": 0, "return_index": 1}, sizes=_sizes(4))
 
 
-@onnxscript.script(WRAPPERS)
-def _trt_batched_rotated_nms_onnx(boxes: FLOAT, scores: FLOAT, num_classes: int, keep_topk: int,
-                                  iou_threshold: float, score_threshold: float, topk: int, background_label_id: int,
-                                  clip_boxes: int) -> tuple[FLOAT, INT32]:
-    dets, labels = OPBRIDGE.TrtBatchedRotatedNms(
-        boxes, scores, background_label_id=background_label_id, num_classes=num_classes, topk=topk,
-        keep_topk=keep_topk, score_threshold=score_threshold, iou_threshold=iou_threshold, is_normalized=0,
-        clip_boxes=clip_boxes)
-    return dets, labels
+# opbridge::trt_batched_nms's last argument, rotated, picks the node.
+def _trt_batched_nms_dispatch(*args):
+    """Dynamo translation of opbridge::trt_batched_nms."""
+    return (ROTATED_NODE if args[-1] else PLAIN_NODE).translation(*args)
 
 
-def _attributes(num_classes, keep_topk, iou_threshold, score_threshold, topk, background_label_id, clip_boxes):
-    return dict(num_classes=int(num_classes), keep_topk=int(keep_topk), iou_threshold=float(iou_threshold),
-                score_threshold=float(score_threshold), topk=int(topk), background_label_id=int(background_label_id),
-                clip_boxes=int(bool(clip_boxes)))
-
-
-def _trt_batched_nms_dispatch(boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold, topk,
-                              background_label_id, clip_boxes, rotated):
-    """Dynamo translation of opbridge::trt_batched_nms (parameter names are the op schema's)."""
-    translation = _trt_batched_rotated_nms_onnx if rotated else _trt_batched_nms_onnx
-    return translation(boxes, scores, **_attributes(num_classes, keep_topk, iou_threshold, score_threshold, topk,
-                                                    background_label_id, clip_boxes))
-
-
-def _trt_batched_nms_with_index_dispatch(boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold, topk,
-                                         background_label_id, clip_boxes):
-    return _trt_batched_nms_with_index_onnx(boxes, scores, **_attributes(
-        num_classes, keep_topk, iou_threshold, score_threshold, topk, background_label_id, clip_boxes))
-
-
-def _legacy_node(g, boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold, topk, background_label_id,
-                 clip_boxes, rotated, with_index):
-    """The legacy exporter's node: opbridge::TrtBatchedNms (return_index = with_index) or
-    opbridge::TrtBatchedRotatedNms, with its output types."""
-    args = symbolic_helper()._parse_arg
-    identity, box_size = ("opbridge::TrtBatchedRotatedNms", 5) if rotated else ("opbridge::TrtBatchedNms", 4)
-    keep = args(keep_topk, "i")
-    attrs = dict(background_label_id_i=args(background_label_id, "i"), num_classes_i=args(num_classes, "i"),
-                 topk_i=args(topk, "i"), keep_topk_i=keep, score_threshold_f=args(score_threshold, "f"),
-                 iou_threshold_f=args(iou_threshold, "f"), is_normalized_i=0,
-                 clip_boxes_i=int(args(clip_boxes, "b")))
-    if identity == "opbridge::TrtBatchedNms":
-        attrs["return_index_i"] = int(with_index)
-    outputs = g.op(identity, boxes, scores, outputs=3 if with_index else 2, **attrs)
-    batch = symbolic_helper()._get_tensor_sizes(boxes)
-    batch = batch[0] if batch else None
-    outputs[0].setType(boxes.type().with_dtype(torch.float32).with_sizes([batch, keep, box_size + 1]))
-    for rows in outputs[1:]:
-        rows.setType(boxes.type().with_dtype(torch.int32).with_sizes([batch, keep]))
-    return tuple(outputs)
-
-
-def _trt_batched_nms_symbolic(g, boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold, topk,
-                              background_label_id, clip_boxes, rotated):
-    rotated = symbolic_helper()._parse_arg(rotated, "b")
-    return _legacy_node(g, boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold, topk,
-                        background_label_id, clip_boxes, rotated, False)
-
-
-def _trt_batched_nms_with_index_symbolic(g, boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold,
-                                         topk, background_label_id, clip_boxes):
-    return _legacy_node(g, boxes, scores, num_classes, keep_topk, iou_threshold, score_threshold, topk,
-                        background_label_id, clip_boxes, False, True)
+def _trt_batched_nms_symbolic(g, *args):
+    rotated = symbolic_helper()._parse_arg(args[-1], "b")
+    return (ROTATED_NODE if rotated else PLAIN_NODE).symbolic(g, *args)
 
 
 EXPORT = ExportMapping(
     kernel="trt_batched_nms",
-    dynamo={
-        torch.ops.opbridge.trt_batched_nms.default: _trt_batched_nms_dispatch,
-        torch.ops.opbridge.trt_batched_nms_with_index.default: _trt_batched_nms_with_index_dispatch,
-    },
-    legacy={
-        "opbridge::trt_batched_nms": _trt_batched_nms_symbolic,
-        "opbridge::trt_batched_nms_with_index": _trt_batched_nms_with_index_symbolic,
-    },
+    dynamo={torch.ops.opbridge.trt_batched_nms.default: _trt_batched_nms_dispatch, **WITH_INDEX_NODE.dynamo},
+    legacy={"opbridge::trt_batched_nms": _trt_batched_nms_symbolic, **WITH_INDEX_NODE.legacy},
 )
