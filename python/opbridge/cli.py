@@ -100,7 +100,11 @@ def _cmd_fuzz(args) -> int:
 def _cmd_generate(args) -> int:
     from opbridge import codegen
 
-    changed = codegen.write()
+    try:
+        changed = codegen.write()
+    except FileNotFoundError as error:
+        print(error, file=sys.stderr)
+        return 1
     for path in changed:
         print(f"wrote {path}")
     print(f"{len(changed)} generated files changed" if changed else "every generated file is up to date")

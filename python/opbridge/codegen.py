@@ -265,6 +265,9 @@ def stale() -> list[str]:
 
 def write() -> list[str]:
     """Writes every generated file; removes generated files no op gives any more. Returns the paths changed."""
+    if not (REPO / GENERATED).is_dir():
+        raise FileNotFoundError(f"{REPO / GENERATED} not found: python -m opbridge generate rewrites the files of "
+                                "a source checkout (run it from one, with its python/ on the path)")
     changed = []
     for path, text in files().items():
         target = REPO / path
