@@ -82,6 +82,7 @@ set(OPBRIDGE_OP_GLUE_SOURCES
   src/ort/ops/trt_batched_nms.cc
 )
 set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
+  src/ort/ops/grid_priors_cuda.cc
   src/ort/ops/grid_sample_cuda.cc
   src/ort/ops/group_norm_cuda.cc
   src/ort/ops/heatmaps_to_keypoints_cuda.cc
@@ -94,6 +95,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/trt_batched_nms_cuda.cc
 )
 set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
+  src/kernels/cuda/grid_priors.cu
   src/kernels/cuda/grid_sample.cu
   src/kernels/cuda/group_norm.cu
   src/kernels/cuda/heatmaps_to_keypoints.cu

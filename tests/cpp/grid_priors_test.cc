@@ -1,6 +1,7 @@
 // Grid priors kernel tests: against mmdet's formula written out in double (exact for these
 // sizes, so the float32 kernel must match it after one rounding), over grids that reach one and
-// several tasks, serial and threaded; the attribute and shape checks.
+// several tasks, serial and threaded, and the CUDA kernel's device code run on the host against it;
+// the attribute and shape checks.
 #include "kernels/cpu/grid_priors.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/shared/grid_priors.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -41,8 +43,19 @@ void CheckGrid(int64_t anchors, int64_t height, int64_t width, int64_t stride_h,
     ASSERT_TRUE(cpu::GridPriors(base.data(), anchors, height, width, p, out.data(), runner).ok());
     EXPECT_EQ(out, expected) << "A " << anchors << " H " << height << " W " << width << " threads " << threads;
   }
+  // What the CUDA kernel's thread for each row writes, in both of its index types.
+  const float sw = static_cast<float>(stride_w), sh = static_cast<float>(stride_h);
+  std::vector<float> device32(expected.size(), 7.f), device64(expected.size(), 7.f);
+  for (int64_t row = 0; row < height * width * anchors; ++row) {
+    shared::GridPriorRow<int32_t>(base.data(), static_cast<int32_t>(anchors), static_cast<int32_t>(width), sw, sh,
+                                  static_cast<int32_t>(row), device32.data() + row * 4);
+    shared::GridPriorRow<int64_t>(base.data(), anchors, width, sw, sh, row, device64.data() + row * 4);
+  }
+  EXPECT_EQ(device32, expected) << "device code, 32-bit rows: A " << anchors << " H " << height << " W " << width;
+  EXPECT_EQ(device64, expected) << "device code, 64-bit rows: A " << anchors << " H " << height << " W " << width;
 }
 
+// The CPU kernel, serially and threaded, and the CUDA kernel's device code on the host.
 TEST(GridPriorsKernel, MatchesTheFormula) {
   CheckGrid(3, 5, 7, 8, 8, 1);
   CheckGrid(9, 100, 168, 8, 8, 2);

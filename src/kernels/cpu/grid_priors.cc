@@ -1,8 +1,11 @@
-// Grid priors CPU kernel. Tasks take whole grid rows (all W * A anchors of a y), about
-// kChunkFloats output floats each; each output is written by one task.
+// Grid priors CPU kernel (each anchor by kernels/shared/grid_priors.h). Tasks take whole grid rows
+// (all W * A anchors of a y), about kChunkFloats output floats each; each output is written by one
+// task.
 #include "kernels/cpu/grid_priors.h"
 
 #include <algorithm>
+
+#include "kernels/shared/grid_priors.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -24,17 +27,13 @@ Status GridPriors(const float* base_anchors, int64_t anchors, int64_t height, in
                        const int64_t first = static_cast<int64_t>(task) * rows_per_task;
                        const int64_t end = std::min(height, first + rows_per_task);
                        for (int64_t y = first; y < end; ++y) {
-                         const float sy = static_cast<float>(y) * stride_h;
+                         const float sy = shared::GridPriorShift(y, stride_h);
                          float* out = output + y * row_floats;
                          for (int64_t x = 0; x < width; ++x) {
-                           const float sx = static_cast<float>(x) * stride_w;
+                           const float sx = shared::GridPriorShift(x, stride_w);
                            // One anchor's 4 floats: the compiler keeps (sx, sy, sx, sy) in a vector.
                            for (int64_t a = 0; a < anchors; ++a, out += 4) {
-                             const float* base = base_anchors + a * 4;
-                             out[0] = base[0] + sx;
-                             out[1] = base[1] + sy;
-                             out[2] = base[2] + sx;
-                             out[3] = base[3] + sy;
+                             shared::GridPriorAnchor(base_anchors + a * 4, sx, sy, out);
                            }
                          }
                        }

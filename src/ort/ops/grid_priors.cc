@@ -12,7 +12,7 @@ Status GridPriorsOp::Create(const Attrs& attrs, std::unique_ptr<GridPriorsOp>* o
   return Status::Ok();
 }
 
-Status GridPriorsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+Status GridPriorsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, Grid* grid) {
   InputTensor base, h_provider, w_provider;
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &base));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &h_provider));
@@ -21,8 +21,14 @@ Status GridPriorsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   OPBRIDGE_RETURN_IF_ERROR(CheckGridPriorsShapes(base.shape, h_provider.shape, w_provider.shape, &output_shape));
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, output_shape, &output));
-  return cpu::GridPriors(base.Data<float>(), base.shape[0], h_provider.shape[0], w_provider.shape[0], params_,
-                         static_cast<float*>(output), OrtTaskRunner(api, ctx));
+  *grid = {base.Data<float>(), base.shape[0], h_provider.shape[0], w_provider.shape[0], static_cast<float*>(output)};
+  return Status::Ok();
+}
+
+Status GridPriorsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  Grid g;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &g));
+  return cpu::GridPriors(g.base_anchors, g.anchors, g.height, g.width, params_, g.output, OrtTaskRunner(api, ctx));
 }
 
 Status GridPriorsOp::InferShape(const ShapeInference& infer) {
