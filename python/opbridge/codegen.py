@@ -120,12 +120,11 @@ def _read(attribute: manifest.Attribute) -> list[str]:
     if not attribute.allowed:
         return [f"  OPBRIDGE_RETURN_IF_ERROR(reader.{reader}({_c_string(name)}, &attrs->{name}));"]
     rule = _c_string(f"{name} must be {attribute.rule()}, got ")
-    value = "value"
     lines = [f"  {{",
              f"    {_CPP_TYPES[attribute.type]} value{'' if attribute.type == 'string' else ' = 0'};",
              f"    OPBRIDGE_RETURN_IF_ERROR(reader.{reader}({_c_string(name)}, &value));"]
     literal = (lambda v: _c_string(v)) if attribute.type == "string" else str
-    shown = '"\\"", value, "\\""' if attribute.type == "string" else value
+    shown = '"\\"", value, "\\""' if attribute.type == "string" else "value"
     if attribute.enum:
         for i, allowed in enumerate(attribute.allowed):
             keyword = "if" if i == 0 else "} else if"
@@ -252,15 +251,21 @@ def files() -> dict[str, str]:
     return result
 
 
+def _differs(path: str, text: str) -> bool:
+    return not (REPO / path).is_file() or (REPO / path).read_text() != text
+
+
+def _orphans(expected: dict[str, str]) -> list[str]:
+    """The files in the generated folders that no op gives any more."""
+    paths = [p.relative_to(REPO).as_posix() for folder, pattern in [(GENERATED, "*"), ("docs/ops", "*.md")]
+             for p in sorted((REPO / folder).glob(pattern))]
+    return [path for path in paths if path not in expected]
+
+
 def stale() -> list[str]:
     """The generated files that differ from what the manifest gives, or should not exist."""
     expected = files()
-    wrong = [path for path, text in expected.items()
-             if not (REPO / path).is_file() or (REPO / path).read_text() != text]
-    for folder, pattern in [(GENERATED, "*"), ("docs/ops", "*.md")]:
-        wrong += [str(p.relative_to(REPO)) for p in sorted((REPO / folder).glob(pattern))
-                  if str(p.relative_to(REPO)) not in expected]
-    return wrong
+    return [path for path, text in expected.items() if _differs(path, text)] + _orphans(expected)
 
 
 def write() -> list[str]:
@@ -268,17 +273,12 @@ def write() -> list[str]:
     if not (REPO / GENERATED).is_dir():
         raise FileNotFoundError(f"{REPO / GENERATED} not found: python -m opbridge generate rewrites the files of "
                                 "a source checkout (run it from one, with its python/ on the path)")
-    changed = []
-    for path, text in files().items():
-        target = REPO / path
-        if not target.is_file() or target.read_text() != text:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-            changed.append(path)
     expected = files()
-    for folder, pattern in [(GENERATED, "*"), ("docs/ops", "*.md")]:
-        for p in sorted((REPO / folder).glob(pattern)):
-            if str(p.relative_to(REPO)) not in expected:
-                p.unlink()
-                changed.append(str(p.relative_to(REPO)))
-    return changed
+    changed = [path for path, text in expected.items() if _differs(path, text)]
+    for path in changed:
+        (REPO / path).parent.mkdir(parents=True, exist_ok=True)
+        (REPO / path).write_text(expected[path])
+    orphans = _orphans(expected)
+    for path in orphans:
+        (REPO / path).unlink()
+    return changed + orphans

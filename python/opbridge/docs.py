@@ -19,7 +19,8 @@ _FILES = [
     ("schema and attribute reader (generated from the manifest)", "src/ort/generated/{k}_attrs.h"),
     ("PyTorch side and export mappings", "python/opbridge/ops/{k}.py"),
     ("C++ kernel tests", "tests/cpp/{k}_test.cc"),
-    ("tests through ORT and export", "tests/python/test_{k}.py, tests/python/test_export.py"),
+    ("tests through ORT and export", "tests/python/test_{k}.py, tests/python/test_conformance.py (the op's row of "
+     "conformance_cases.py), tests/python/test_export.py"),
     ("benchmark", "python/opbridge/bench/{k}.py (workloads {workloads}); kernel alone: bench/kernels_bench.cc"),
 ]
 

@@ -46,6 +46,9 @@ const char* KindName(AttrKind kind) {
   return "?";
 }
 
+// What DescribeOtherKind says of an attribute that reads as a list of no elements of either kind.
+constexpr const char* kEmptyList = "an empty list or a list of another kind";
+
 // True when the node carries an attribute `name` readable as this kind (the status is released).
 bool Succeeds(const OrtApi& api, OrtStatus* status) {
   if (status == nullptr) return true;
@@ -93,7 +96,7 @@ std::string AttrReader::DescribeOtherKind(const char* name) const {
   } else if (const size_t floats = ListSize(name, AttrKind::kFloats); floats > 0) {
     os << "a list of " << floats << " floats";
   } else if (Succeeds(api_, api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size))) {
-    os << "an empty list or a list of another kind";
+    os << kEmptyList;
   }
   return os.str();  // empty: the node has no such attribute
 }
@@ -178,23 +181,16 @@ Status AttrReader::Floats(const char* name, std::vector<float>* value) const {
 
 template <class T>
 Status AttrReader::List(const char* name, AttrKind kind, const AttrSpec* spec, std::vector<T>* value) const {
-  const AttrKind other_kind = kind == AttrKind::kInts ? AttrKind::kFloats : AttrKind::kInts;
   size_t size = 0;
   OrtStatus* status = kind == AttrKind::kInts
                           ? api_.KernelInfoGetAttributeArray_int64(info_, name, nullptr, &size)
                           : api_.KernelInfoGetAttributeArray_float(info_, name, nullptr, &size);
   // ORT's list getters do not check the kind: a list of the other kind, a string or a single float
-  // (or int) read as this kind with no elements. An empty list is one only when the node holds none
-  // of those (a single value of this list's element kind was taken before List).
-  const auto single_value = [&] {
-    int64_t i = 0;
-    float f = 0.f;
-    size_t chars = 0;
-    return Succeeds(api_, api_.KernelInfoGetAttribute_int64(info_, name, &i)) ||
-           Succeeds(api_, api_.KernelInfoGetAttribute_float(info_, name, &f)) ||
-           Succeeds(api_, api_.KernelInfoGetAttribute_string(info_, name, nullptr, &chars));
-  };
-  if (Succeeds(api_, status) && (size > 0 || (ListSize(name, other_kind) == 0 && !single_value()))) {
+  // (or int) read as this kind with no elements. A read of no elements is an empty list only when
+  // the node holds none of those (a single value of this list's element kind was taken before List).
+  const bool read = Succeeds(api_, status);
+  const std::string other = read && size > 0 ? std::string() : DescribeOtherKind(name);
+  if (read && (size > 0 || other == kEmptyList)) {
     value->assign(size, T{});
     if (size == 0) return Status::Ok();
     if constexpr (std::is_same_v<T, int64_t>) {
@@ -203,7 +199,6 @@ Status AttrReader::List(const char* name, AttrKind kind, const AttrSpec* spec, s
       return FromOrtStatus(api_, api_.KernelInfoGetAttributeArray_float(info_, name, value->data(), &size));
     }
   }
-  const std::string other = DescribeOtherKind(name);
   if (!other.empty()) return Status::Error("attribute '", name, "' must be ", KindName(kind), ", got ", other);
   if (spec->required) return Status::Error("required attribute '", name, "' (", KindName(kind), ") is missing");
   if constexpr (std::is_same_v<T, int64_t>) {

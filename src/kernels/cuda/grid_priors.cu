@@ -12,9 +12,9 @@ template <class Index>
 __global__ void GridPriorsKernel(const float* base_anchors, Index anchors, Index width, float stride_w,
                                  float stride_h, Index rows, float4* output) {
   OPBRIDGE_CUDA_FOR(Index, row, rows) {
-    float4 anchor;
-    shared::GridPriorRow(base_anchors, anchors, width, stride_w, stride_h, row, &anchor.x);
-    output[row] = anchor;
+    float anchor[4];
+    shared::GridPriorRow(base_anchors, anchors, width, stride_w, stride_h, row, anchor);
+    output[row] = make_float4(anchor[0], anchor[1], anchor[2], anchor[3]);
   }
 }
 

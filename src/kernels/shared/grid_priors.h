@@ -10,8 +10,9 @@
 namespace opbridge::shared {
 
 // The shift of grid cell `cell` along an axis: float(cell) * stride (arange cast to float, times
-// the stride).
-OPBRIDGE_HD inline float GridPriorShift(int64_t cell, float stride) { return static_cast<float>(cell) * stride; }
+// the stride). Index: the caller's index type (the CUDA kernel's int32_t converts in one instruction).
+template <class Index>
+OPBRIDGE_HD inline float GridPriorShift(Index cell, float stride) { return static_cast<float>(cell) * stride; }
 
 // One anchor: the base anchor (x1, y1, x2, y2) plus (sx, sy, sx, sy).
 OPBRIDGE_HD inline void GridPriorAnchor(const float* base, float sx, float sy, float* out) {
