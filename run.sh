@@ -396,14 +396,13 @@ if importlib.util.find_spec("pytest") is None:
 PYTHON
 }
 
-# The conformance suite and the op test files of every kernel with a CUDA kernel
-# (tests/python/test_<kernel>.py).
+# The op test files of every kernel with a CUDA kernel (tests/python/test_<kernel>.py), then the
+# conformance suite: last, so that a sanitizer run stopped at a time limit has covered the kernels.
 cuda_op_tests() {
   PYTHONPATH="$ROOT/python" "$1" -c '
 from opbridge import manifest
-print("
-".join(["tests/python/test_conformance.py"] +
-          [f"tests/python/test_{k}.py" for k, op in manifest.load().items() if op.cuda_identities]))'
+print("\n".join([f"tests/python/test_{k}.py" for k, op in manifest.load().items() if op.cuda_identities] +
+          ["tests/python/test_conformance.py"]))'
 }
 
 # ./run.sh test-gpu [pytest args]: wherever a CUDA GPU and onnxruntime-gpu are present, builds the
@@ -416,7 +415,9 @@ print("
 #      memcheck (out-of-bounds and misaligned accesses, in every kernel the tests run), then
 #      racecheck (shared-memory hazards), initcheck (reads of device memory nothing wrote) and
 #      synccheck (barriers some threads of a block do not reach) in opbridge's kernels only
-#      (--kernel-name kns=opbridge: ORT's own kernels are not ours to fix).
+#      (--kernel-name kns=opbridge: ORT's own kernels are not ours to fix), without the tests marked
+#      sanitizer_heavy (a second of GPU work that instrumentation makes hours; smaller tests run the
+#      same code paths).
 # Every step runs with OPBRIDGE_CUDA_SYNC=1: each launch is followed by a synchronization and a check
 # (kernels/cuda/launch.cuh), so a fault is reported against the kernel that made it, not as a generic
 # error of whatever ORT runs next.
@@ -474,7 +475,7 @@ print("" if info.get("cuda_twins") else info.get("cuda_twins_blocker", "unknown"
     log "GPU tests under compute-sanitizer $tool (the op tests, each parameter value once)"
     OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer \
       --tool "$tool" "${only_ours[@]}" --error-exitcode 99 --print-limit 20 "$python" -m pytest "${files[@]}" -q \
-      -p no:cacheprovider -p no:xdist --each-value-once || status=1
+      -p no:cacheprovider -p no:xdist --each-value-once -m "not sanitizer_heavy" "$@" || status=1
   done
   [ "$status" -eq 0 ] && log "every GPU test passed" || log "FAILED: see above"
   return "$status"

@@ -11,12 +11,15 @@
 #                                   moves it out of the tree, to /tmp/gpu-device, where the next call
 #                                   finds it (a machine idle 30 s is given back: call again at once)
 #   tools/gpu_device.sh run [STEPS] there, the last call (carrying .cache/gpu-device/rest.tar.xz):
-#                                   rebuilds onnxruntime-gpu under /tmp/gpu-device/site and runs
-#                                   ./run.sh test-gpu (STEPS: some of "twins detectors memcheck racecheck
-#                                   initcheck synccheck smoke bench", default all) with the carried
-#                                   library; smoke runs every CUDA workload's engines once on reduced
-#                                   inputs (opbridge bench --smoke --device cuda); the bench table goes to
-#                                   $OUT/bench.txt when $OUT is set
+#                                   rebuilds onnxruntime-gpu under /tmp/gpu-device/site and runs, with
+#                                   the carried library, the steps of ./run.sh test-gpu at once (STEPS:
+#                                   some of "twins detectors memcheck racecheck initcheck synccheck smoke
+#                                   bench profile", default all but smoke), each stopped after
+#                                   $OPBRIDGE_GPU_STEP_LIMIT s (280), then alone the timed bench
+#                                   (opbridge bench --device cuda; smoke: every CUDA workload's engines
+#                                   once on reduced inputs; profile: the kernels of the rows held to 1.0x
+#                                   under ncu), each stopped after $OPBRIDGE_GPU_BENCH_LIMIT s (210);
+#                                   one log per step goes to $OUT (else /tmp/gpu-device/logs)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 HERE="$ROOT/.cache/gpu-device"
@@ -55,28 +58,65 @@ stash() {
 }
 
 run() {
-  local steps="${1:-twins detectors memcheck racecheck initcheck synccheck smoke bench}" status=0
-  mkdir -p "$THERE"
+  local steps="${1:-twins detectors memcheck racecheck initcheck synccheck bench profile}" status=0 step
+  local logs="${OUT:-$THERE/logs}" limit="${OPBRIDGE_GPU_STEP_LIMIT:-280}" bench_limit="${OPBRIDGE_GPU_BENCH_LIMIT:-210}"
+  mkdir -p "$THERE" "$logs"
   tar -C "$THERE" -xJf "$HERE/rest.tar.xz"
   local capi
   capi="$(find "$THERE/site" -type d -name capi | head -n 1)"
   cat "$THERE"/parts/part.* | xz -dc > "$capi/libonnxruntime_providers_cuda.so"
-  for wheel in "$THERE"/wheels/*.whl; do (cd "$THERE/site" && unzip -qo "$wheel"); done
+  # (the machine has no unzip: a wheel is a zip file that Python's zipfile extracts)
+  for wheel in "$THERE"/wheels/*.whl; do python3 -m zipfile -e "$wheel" "$THERE/site"; done
   export PYTHONPATH="$THERE/site" OPBRIDGE_LIBRARY="$THERE/libopbridge_ort.so" OPBRIDGE_GPU_PYTHON=python3
-  export OPBRIDGE_NO_BUILD=1 OPBRIDGE_GPU_WORKERS="${OPBRIDGE_GPU_WORKERS:-8}"
-  nvidia-smi -L || true
-  local tests="${steps//bench/}"
-  tests="${tests//smoke/}"
-  if [ -n "${tests// /}" ]; then
-    OPBRIDGE_GPU_STEPS="$tests" "$ROOT/run.sh" test-gpu || status=1
-  fi
+  export OPBRIDGE_NO_BUILD=1 PYTHONUNBUFFERED=1
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  PYTHONPATH="$ROOT/python:$PYTHONPATH" python3 -c 'import onnxruntime, torch, opbridge
+print("onnxruntime", onnxruntime.__version__, onnxruntime.get_available_providers(), "torch", torch.__version__)
+print(opbridge.library_info())' || true
+  # The test steps at once, each its own process and log, each stopped after $limit seconds: on a
+  # machine lent for minutes the sanitizers cannot run one after the other. The GPU is shared by
+  # them, which changes no result; the timed bench runs afterwards, alone.
+  local tests=() started per_test_limit=()
+  python3 -c "import pytest_timeout" 2>/dev/null && per_test_limit=(--timeout "${OPBRIDGE_GPU_TEST_LIMIT:-120}")
+  for step in $steps; do
+    [[ "$step" == bench || "$step" == smoke || "$step" == profile ]] || tests+=("$step")
+  done
+  started=$SECONDS
+  for step in "${tests[@]}"; do
+    local workers=1
+    [ "$step" = twins ] && workers=6
+    [ "$step" = detectors ] && workers=4
+    # -v names every test as it ends, so a log cut at the limit says how far the step got and which
+    # test a crashed worker ran; --timeout (pytest-timeout, on the machine's image) names a test
+    # that hangs instead of letting it take the step's whole time.
+    ( timeout -k 5 "$limit" env OPBRIDGE_GPU_STEPS="$step" OPBRIDGE_GPU_WORKERS="$workers" "$ROOT/run.sh" test-gpu \
+        -v "${per_test_limit[@]}" > "$logs/$step.log" 2>&1
+      echo "[$step: exit $? after $((SECONDS - started)) s; 124 = stopped at the limit]" >> "$logs/$step.log" ) &
+  done
+  wait
+  for step in "${tests[@]}"; do
+    echo "=== $step"
+    grep -E "passed|failed|error|ERROR|FAILED|crashed|exit [0-9]" "$logs/$step.log" | tail -n 12 || true
+    tail -n 1 "$logs/$step.log" | grep -q "exit 0 " || status=1
+  done
   if [[ " $steps " == *" smoke "* ]]; then
-    PYTHONPATH="$ROOT/python:$PYTHONPATH" OPBRIDGE_CUDA_SYNC=1 python3 -m opbridge bench --device cuda --smoke \
-      | tee "${OUT:-$THERE}/smoke.txt" || status=1
+    PYTHONPATH="$ROOT/python:$PYTHONPATH" OPBRIDGE_CUDA_SYNC=1 timeout "$bench_limit" python3 -m opbridge bench \
+      --device cuda --smoke > "$logs/smoke.txt" 2>&1 || status=1
   fi
   if [[ " $steps " == *" bench "* ]]; then
-    PYTHONPATH="$ROOT/python:$PYTHONPATH" python3 -m opbridge bench --device cuda --runs 20 --threads 1 \
-      | tee "${OUT:-$THERE}/bench.txt" || status=1
+    PYTHONPATH="$ROOT/python:$PYTHONPATH" timeout "$bench_limit" python3 -m opbridge bench --device cuda --runs 20 \
+      --threads 1 > "$logs/bench.txt" 2>&1 || status=1
+    cat "$logs/bench.txt"
+  fi
+  if [[ " $steps " == *" profile "* ]]; then
+    # Every kernel of the rows the GPU issue holds to 1.0x (ours and the competitors'), one run each,
+    # under Nsight Compute: duration, registers, occupancy, memory throughput (the clocks as they are).
+    PYTHONPATH="$ROOT/python:$PYTHONPATH" timeout "$bench_limit" ncu --clock-control none --launch-count 200 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats python3 -m opbridge bench roi_align.box \
+      roi_align.mask grid_sample.warp grid_sample.batch grid_sample.volume norm.instance norm.group --device cuda \
+      --runs 1 --threads 1 > "$logs/ncu.txt" 2>&1 || status=1
+    grep -E "^  [a-zA-Z_:<]|Duration|Registers Per|Achieved Occupancy|DRAM Throughput" "$logs/ncu.txt" \
+      | cut -c 1-150 | head -n 400 || true
   fi
   return "$status"
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -60,6 +61,27 @@ def cuda_twins_blocker() -> str:
 
 CPU = "CPUExecutionProvider"
 CUDA = "CUDAExecutionProvider"
+# ORT's CUDA provider runs float32 convolutions and GEMMs in TF32 by default (its use_tf32 option),
+# which rounds their inputs to 10 mantissa bits: a detector's boxes then move by tenths of a pixel
+# and its detections near a score threshold come and go (seen on an H100: CPU and CUDA sessions of
+# one model differed by 0.3 px, and by a detection). Where outputs are compared (verify, the GPU
+# tests, the GPU bench's checks) both sides compute in float32: this provider, and PyTorch inside
+# full_float32_on_cuda().
+CUDA_FULL_FLOAT32 = (CUDA, {"use_tf32": "0"})
+
+
+@contextlib.contextmanager
+def full_float32_on_cuda():
+    """PyTorch's CUDA convolutions and matrix products in float32 (no TF32) inside the block; the
+    previous settings after it."""
+    import torch
+
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def _provider_name(provider) -> str:

@@ -92,19 +92,16 @@ TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
     ("*", "cuda_twin", "float32"): Tolerance(
         0.0, 0.0,
         "the CUDA kernels run the CPU kernels' per-element code (kernels/shared/, compiled without "
-        "contracted multiply-adds on both sides): the same bits",
+        "contracted multiply-adds on both sides): the same bits (RoIAlign's included: its CUDA kernels "
+        "sum each bin separably, as the CPU kernel does)",
     ),
-    ("roi_align", "cuda_twin", "float32"): Tolerance(
-        1e-5, 1e-6,
-        "avg mode: the CPU kernel sums each bin's samples separably (rows, then columns), the CUDA "
-        "kernel in torchvision's order, sample by sample: the same samples and weights, float32 "
-        "rounding apart (the max mode compares exactly)",
-    ),
-    ("multi_scale_roi_align", "cuda_twin", "float32"): Tolerance(
-        1e-5, 1e-6, "RoIAlign's summation orders, per level (see roi_align)",
-    ),
-    ("multi_level_roi_align", "cuda_twin", "float32"): Tolerance(
-        1e-5, 1e-6, "RoIAlign's summation orders, per level (see roi_align)",
+    # The GPU bench's check column: opbridge's CUDA kernels against PyTorch's on CUDA.
+    ("*", "gpu_bench", "float32"): Tolerance(
+        0.0, 3e-4,
+        "PyTorch's CUDA kernels fuse the multiply-adds of their sample coordinates (nvcc contracts by "
+        "default), opbridge's do not: a few ulps of a coordinate near 75 px (8e-6 px each) times the "
+        "gradient of the workloads' unit-normal random maps (up to ~5 per px) move a sample by ~1e-4 "
+        "(measured on an H100: 1.2e-4 on roi_align.mask); either is as close to the float64 result",
     ),
     # A whole exported model in ORT against eager PyTorch (opbridge.verify and the demo).
     ("*", "model", "float32"): Tolerance(

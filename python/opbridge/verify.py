@@ -9,7 +9,7 @@ import numpy as np
 import torch
 import torch.utils._pytree as pytree
 
-from opbridge._library import _check_providers, create_session
+from opbridge._library import CUDA_FULL_FLOAT32, _check_providers, create_session, full_float32_on_cuda
 from opbridge.export import ExportInputs, custom_nodes, export
 from opbridge.tolerances import tolerance
 
@@ -71,8 +71,8 @@ class VerifyReport:
             p = self.placement
             where = ("every opbridge node on the GPU" if p.all_opbridge_nodes_on_gpu else
                      f"opbridge nodes next to CPU-GPU copies: {', '.join(p.opbridge_nodes_next_to_copies)}")
-            lines.append(f"device: cuda (ORT's CUDA execution provider, PyTorch on CUDA); {p.memcpy_nodes} copies "
-                         f"between the CPU and the GPU, {where}")
+            lines.append(f"device: cuda (ORT's CUDA execution provider, PyTorch on CUDA, both in float32: TF32 off); "
+                         f"{p.memcpy_nodes} copies between the CPU and the GPU, {where}")
         width = max([16] + [len(o.name) + 2 for o in self.outputs])
         lines.append(f"{'output':<{width}}{'dtype':<9}{'shape (ORT)':<18}{'max abs err':>12}{'max rel err':>12}  "
                      f"{'tolerance':<24}result")
@@ -171,7 +171,8 @@ def verify(
     args = tuple(args)
     axes = _axes_to_check(ExportInputs(model, args, dynamic_axes), dynamic_sizes or {})
     proto = export(model, args, exporter=exporter, dynamic_axes=dynamic_axes, output_names=output_names)
-    providers = ("CUDAExecutionProvider",) if device == "cuda" else ("CPUExecutionProvider",)
+    # On the GPU both sides compute in float32, TF32 off (see CUDA_FULL_FLOAT32).
+    providers = (CUDA_FULL_FLOAT32,) if device == "cuda" else ("CPUExecutionProvider",)
     session = create_session(proto, intra_op_threads=intra_op_threads, providers=providers)
     eager_model = model
     if device == "cuda":
@@ -381,8 +382,9 @@ def _median_ms(fn, runs: int, synchronize: bool = False) -> float:
 
 
 class _OnDevice:
-    """A model on `device` called with the CPU example inputs: they are moved there, and its outputs
-    come back to the CPU (which the comparisons read)."""
+    """A model on `device` called with the CPU example inputs: they are moved there, it runs in
+    float32 (TF32 off: full_float32_on_cuda), and its outputs come back to the CPU (which the
+    comparisons read)."""
 
     def __init__(self, model, device: str):
         self.model, self.device = model, device
@@ -390,5 +392,6 @@ class _OnDevice:
 
     def __call__(self, *args):
         moved = pytree.tree_map(lambda v: v.to(self.device) if isinstance(v, torch.Tensor) else v, args)
-        out = self.model(*moved)
+        with full_float32_on_cuda():
+            out = self.model(*moved)
         return pytree.tree_map(lambda v: v.cpu() if isinstance(v, torch.Tensor) else v, out)

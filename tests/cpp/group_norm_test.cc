@@ -218,9 +218,13 @@ TEST(GroupNormDeviceCode, MatchesTheCpuKernelBitForBit) {
     const float* scale = p.scale.empty() ? nullptr : p.scale.data();
     const float* bias = p.bias.empty() ? nullptr : p.bias.data();
     std::vector<shared::ChannelNorm> norms(static_cast<size_t>(p.layout.batch * p.layout.channels));
-    for (int64_t b = 0; b < blocks; ++b) {  // step 2: a thread per block
-      shared::GroupNormChannelsStep(p.input.data(), block_size, chunks_per_block, chunk_moments.data(), p.groups, cpg,
-                                    scale, bias, epsilon, b, norms.data());
+    for (int64_t b = 0; b < blocks; ++b) {  // step 2: a warp per block
+      shared::Moments total;  // its first lane's, the chunks added in order 32 at a time
+      for (int64_t k = 0; k < chunks_per_block; ++k) shared::AddChunk(chunk_moments[b * chunks_per_block + k], &total);
+      const shared::BlockStats stats = shared::GroupNormBlockStats(total, p.input.data(), block_size, epsilon, b);
+      for (int64_t k = 0; k < cpg; ++k) {
+        shared::GroupNormChannelStep(stats, p.groups, cpg, scale, bias, b, k, norms.data());
+      }
     }
     std::vector<float> device(cpu.size());
     for (int32_t i = 0; i < static_cast<int32_t>(device.size()); ++i) {  // step 3: a thread per value

@@ -123,17 +123,35 @@ TEST(RoiAlign, AbsurdAdaptiveGridIsAnError) {
 }
 
 // ---- The CUDA kernel's code, run on the host ------------------------------------------------------
-// The CUDA kernel's thread for an output element runs shared::RoiAlignElement; the same function,
-// compiled for the host, must match the CPU kernel to float32 rounding on every output (the CPU
-// kernel sums separably, the device in torchvision's order: same samples, same weights), and "max"
-// bit for bit (same samples in the same order), and give NaN where the CPU op reports a bad RoI.
-std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, const std::vector<float>& rois) {
-  const int64_t r = static_cast<int64_t>(rois.size() / 5);
-  std::vector<shared::RoiPlan> plans;  // the plan kernel: a thread per RoI
-  for (int64_t k = 0; k < r; ++k) plans.push_back(shared::MakeRoiPlan(p, rois.data() + 5 * k, f.n));
-  std::vector<float> out(static_cast<size_t>(r * f.c * p.output_height * p.output_width), -1.0f);
-  for (int32_t i = 0; i < static_cast<int32_t>(out.size()); ++i) {  // the element kernel, 32-bit indices
-    shared::RoiAlignElement<int32_t>(p, plans.data(), f.data.data(), f.c, f.h, f.w, i, out.data());
+// The CUDA kernel's block for a (RoI, channel tile) plans the RoI, computes its row and column taps
+// into shared memory where they fit, and pools the tile's elements (shared::RoiTileValue); the same
+// functions, compiled for the host, must match the CPU kernel bit for bit on every output (the same
+// samples, weights and order of operations: the CPU kernel shares each row's sums among the bins, the
+// device code recomputes them per bin), and give NaN where the CPU op reports a bad RoI.
+std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, const std::vector<float>& rois,
+                                 int64_t tile_channels = 2) {
+  const int64_t r = static_cast<int64_t>(rois.size() / 5), bins = p.output_height * p.output_width;
+  std::vector<float> out(static_cast<size_t>(r * f.c * bins), -1.0f);
+  for (int64_t roi = 0; roi < r; ++roi) {
+    for (int64_t first = 0; first < f.c; first += tile_channels) {  // a block per (RoI, tile)
+      const shared::RoiPlan plan = shared::MakeRoiPlan(p, rois.data() + 5 * roi, f.n);
+      const bool tapped = shared::RoiTapsFit(p, plan);
+      std::vector<shared::AxisTapOf<int32_t>> rows, columns;
+      if (tapped) {
+        for (int32_t t = 0; t < shared::GridRows<int32_t>(plan.geometry) * p.output_height; ++t) {
+          rows.push_back(shared::RoiRowTap<int32_t>(plan.geometry, static_cast<int32_t>(f.h), t));
+        }
+        for (int32_t t = 0; t < shared::GridColumns<int32_t>(plan.geometry) * p.output_width; ++t) {
+          columns.push_back(shared::RoiColumnTap<int32_t>(plan.geometry, static_cast<int32_t>(f.w), t));
+        }
+      }
+      const int64_t tile = std::min(tile_channels, f.c - first);
+      float* tile_out = out.data() + (roi * f.c + first) * bins;
+      for (int32_t e = 0; e < static_cast<int32_t>(tile * bins); ++e) {  // its threads, 32-bit indices
+        tile_out[e] = shared::RoiTileValue<int32_t>(p, plan, tapped, rows.data(), columns.data(), f.data.data(), f.c,
+                                                    static_cast<int32_t>(f.h), static_cast<int32_t>(f.w), first, e);
+      }
+    }
   }
   return out;
 }
@@ -150,6 +168,7 @@ TEST(RoiAlignDeviceCode, MatchesTheCpuKernel) {
     rois.insert(rois.end(), {static_cast<float>(r % 2), x1, y1, x1 + w, y1 + (r % 5 == 0 ? 0.01f : w * 0.7f)});
   }
   rois.insert(rois.end(), {1, -100, -100, -50, -50});  // entirely outside: zeros
+  rois.insert(rois.end(), {0, -10, -10, 2000, 30});     // 200 sample columns a bin: too many taps to share
   for (RoiPoolMode mode : {RoiPoolMode::kAvg, RoiPoolMode::kMax}) {
     for (int64_t sampling : {0, 2}) {
       for (bool aligned : {false, true}) {
@@ -162,16 +181,24 @@ TEST(RoiAlignDeviceCode, MatchesTheCpuKernel) {
         p.mode = mode;
         const auto cpu = RunRoiAlign(p, f, rois, SerialTaskRunner());
         const auto device = RunDeviceCode(p, f, rois);
-        for (size_t i = 0; i < cpu.size(); ++i) {
-          if (mode == RoiPoolMode::kMax) {
-            ASSERT_EQ(cpu[i], device[i]) << i;
-          } else {
-            ASSERT_NEAR(cpu[i], device[i], 1e-5f * (1.0f + std::fabs(cpu[i]))) << i;
-          }
-        }
+        for (size_t i = 0; i < cpu.size(); ++i) ASSERT_EQ(cpu[i], device[i]) << i;
       }
     }
   }
+}
+
+TEST(RoiAlignDeviceCode, AHugeBinAveragesItsConstantMapExactly) {
+  // 2^13 x 2^13 samples of 3.0 in one bin: summed sample by sample in float32 (torchvision's order)
+  // the sum stops growing at 2^26 and the average comes out as 1.0; summed separably each row sum
+  // is exact, and so is the total.
+  const Feature f{1, 1, 2, 2, std::vector<float>(4, 3.0f)};
+  RoiAlignParams p;
+  p.output_height = p.output_width = 1;
+  p.sampling_ratio = int64_t{1} << 13;
+  p.aligned = false;
+  const auto device = RunDeviceCode(p, f, {0, 0, 0, 1, 1});
+  EXPECT_EQ(device[0], 3.0f);
+  EXPECT_EQ(RunRoiAlign(p, f, {0, 0, 0, 1, 1}, SerialTaskRunner())[0], 3.0f);
 }
 
 TEST(RoiAlignDeviceCode, AnEmptyBatchGivesNanRowsWithoutReadingTheInput) {

@@ -10,11 +10,13 @@ import pytest
 import torch
 
 import opbridge
+from opbridge._library import CUDA_FULL_FLOAT32
 from opbridge.placement import cuda_placement
 from opbridge.tolerances import tolerance
 from test_detectors import EXPECTED_NODES, FAMILIES, build, image
 
-CUDA = ("CUDAExecutionProvider",)
+# float32 on the GPU too (TF32 off): the comparison is with the CPU session's float32.
+CUDA = (CUDA_FULL_FLOAT32,)
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))

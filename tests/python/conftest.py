@@ -72,6 +72,9 @@ def cmake_build(tmp_path_factory) -> Path:
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a test of 10 s or more; collected first, so that the two "
                                        "pytest-xdist workers of ./run.sh test finish together")
+    config.addinivalue_line("markers", "sanitizer_heavy: GPU work of seconds that compute-sanitizer, which "
+                                       "instruments every access, would stretch to hours; ./run.sh test-gpu "
+                                       "leaves it out of the sanitizer runs (smaller tests run the same code)")
 
 
 def pytest_addoption(parser):

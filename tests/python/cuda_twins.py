@@ -1,8 +1,8 @@
 """The CUDA twin check of ./run.sh test-gpu: with OPBRIDGE_TEST_CUDA_TWINS=1, every model the op
 tests run through graphs.run / run_error / session_error whose nodes include an identity with a
 CUDA kernel also runs in a session on ORT's CUDA execution provider, on the same inputs, and must
-give the CPU session's outputs (the tolerance table's "cuda_twin" entries: bit for bit except
-RoIAlign's avg summation order), the CPU session's errors, word for word, or, where the CPU op
+give the CPU session's outputs (the tolerance table's "cuda_twin" entry: bit for bit), the CPU
+session's errors, word for word, or, where the CPU op
 reports an error that depends on values in device memory, the defined result the CUDA kernel
 gives instead (NaN; DEVICE_DEFINED_RESULTS). The comparisons are plain numpy and string functions,
 tested without a GPU in test_cuda_twins.py."""

@@ -58,3 +58,22 @@ def test_the_smoke_run_reports_a_failing_engine_and_a_mismatch(monkeypatch, caps
     assert harness.run(registry, ["broken"], 1, [1], memory=False, smoke_run=True) == 1
     out = capsys.readouterr().out
     assert "2 case(s) FAILED" in out and harness.SMOKE is False
+
+
+def test_a_timed_run_reports_a_raising_workload_and_runs_the_others(capsys):
+    """One workload raising (the GPU bench once stopped at its fourth row) is an ERROR row; the rows
+    after it are still measured, and the run exits 1."""
+
+    def raises(threads):
+        raise RuntimeError("Expected all tensors to be on the same device")
+
+    def fine(threads):
+        zeros = lambda: [harness.np.zeros(3, harness.np.float32)]  # noqa: E731
+        return [harness.Case(name="fine", opbridge=zeros, torch=zeros)]
+
+    registry = {"raises": raises, "fine": fine}
+    assert harness.run(registry, ["raises", "fine"], 1, [1], memory=False) == 1
+    out = capsys.readouterr().out
+    assert "raises" in out and "ERROR RuntimeError: Expected all tensors to be on the same device" in out
+    assert "\nfine " in out and "ok (0e+00)" in out
+    assert "FAILED: 1 workload run(s) raised: raises @1thr" in out

@@ -232,8 +232,11 @@ def test_sample_budget_per_roi_is_an_error(mode, attrs, box):
     assert "more than 2^20 sample rows or columns or 2^31 samples per roi (output 1x1); pass a smaller positive sampling_ratio" in message
 
 
+@pytest.mark.sanitizer_heavy  # 2^30 samples on one GPU thread: seconds on the GPU
 def test_largest_sample_budget_runs():
-    """2^15 x 2^15 samples of one bin (2^30, within the budget) run and average the constant map."""
+    """2^15 x 2^15 samples of one bin (2^30, within the budget) run and average the constant map
+    (on the GPU too: its kernel sums each sample row separately, as the CPU kernel does; summed sample
+    by sample in float32 the sum stops growing at 2^26 and the bin averages to 0.0625)."""
     model = roi_model(mode="avg", sampling_ratio=2**15, output_height=1, output_width=1)
     (out,) = run(model, {"input": np.full((1, 1, 2, 2), 3.0, np.float32), "rois": np.array([[0, 0, 0, 1, 1]], np.float32)})
     np.testing.assert_allclose(out, 3.0, rtol=1e-5)

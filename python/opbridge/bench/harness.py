@@ -18,6 +18,8 @@ from typing import Callable
 
 import numpy as np
 
+from opbridge.tolerances import tolerance
+
 SEED = 0
 ATOL = 1e-4
 MEMORY_REPEATS = 3
@@ -94,9 +96,11 @@ def _create_session(model, threads: int):
     options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", SPINNING)
     options.log_severity_level = 3  # errors only (ORT warns on every RoiAlign max session)
-    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if DEVICE == "cuda" else ["CPUExecutionProvider"]
+    providers = ["CPUExecutionProvider"]
     if DEVICE == "cuda":
-        from opbridge._library import preload_cuda_libraries  # (no memory children on the GPU)
+        from opbridge._library import CUDA_FULL_FLOAT32, preload_cuda_libraries  # (no memory children on the GPU)
+
+        providers = [CUDA_FULL_FLOAT32, "CPUExecutionProvider"]  # float32, as PyTorch runs here (run())
 
         preload_cuda_libraries()
     return ort.InferenceSession(model.SerializeToString(), options, providers=providers)
@@ -230,6 +234,10 @@ def _check(case: Case) -> str:
     if reference is None:
         return "-"
     expected, actual = _numpy_list(reference()), _numpy_list(case.opbridge())
+    rtol, atol = case.check_rtol, case.check_atol
+    if DEVICE == "cuda":
+        gpu = tolerance("gpu_bench", "float32")
+        rtol, atol = max(rtol, gpu.rtol), max(atol, gpu.atol)
     rows = case.check_rows
     if rows is not None:
         actual = [a[:rows] for a in actual]
@@ -241,7 +249,7 @@ def _check(case: Case) -> str:
             if not np.array_equal(e, a):
                 return f"MISMATCH {int((e != a).sum())} ints differ"
             continue
-        if not np.allclose(a, e, rtol=case.check_rtol, atol=case.check_atol, equal_nan=True):
+        if not np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
             return f"MISMATCH max|d|={float(np.nanmax(np.abs(a - e))):.2g}"
         worst = max(worst, float(np.nanmax(np.abs(a - e))) if a.size else 0.0)
     return f"ok ({worst:.0e})" if rows is None else f"ok ({worst:.0e}, {rows} rois vs reference)"
@@ -443,6 +451,9 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
             print(f"opbridge bench --device cuda: {problem}", file=sys.stderr)
             return 2
         memory = False
+        # Both sides in float32 (TF32 off), as the ORT sessions (_create_session): like-for-like
+        # times, and checks against PyTorch that are not TF32's rounding.
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     DEVICE = device
     if memory is None:
         memory = os.environ.get("OPBRIDGE_BENCH_MEMORY", "1") != "0"
@@ -465,7 +476,8 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
         f"ORT session.intra_op.allow_spinning={SPINNING} (both ORT engines); "
         f"PyTorch OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}"
         + (f"; device: {torch.cuda.get_device_name()} (ORT's CUDA execution provider, PyTorch on CUDA, "
-           "inputs and outputs in GPU memory, each run synchronized)" if device == "cuda" else "")
+           "inputs and outputs in GPU memory, each run synchronized, float32 math: TF32 off)"
+           if device == "cuda" else "")
     )
     header = (f"{'workload':<40}{'thr':>4}{'opbridge ms':>13}{'ORT ms':>10}{'torch ms':>10}"
               f"{'ORT/opb':>9}{'torch/opb':>10}  check")
@@ -473,39 +485,46 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
     print("-" * len(header))
     notes, slower, comparable = [], [], 0
     torch_threads = torch.get_num_threads()
+    failed = []
     for workload in selected:
         for t in threads:
             torch.set_num_threads(t)
-            for case in registry[workload](t):
-                check = _check(case)
-                engines = {"opbridge": case.opbridge}
-                engines.update({k: v for k, v in (("ort", case.ort), ("torch", case.torch), ("sgemm", case.sgemm))
-                                if v is not None})
-                ms = _time_interleaved(engines, runs)
-                ours, ort_ms, torch_ms = ms["opbridge"], ms.get("ort"), ms.get("torch")
-                mark_ort = "*" if case.ort_note else ""
-                mark_torch = "+" if case.torch_note else ""
-                print(
-                    f"{case.name:<40}{t:>4}{ours:>13.2f}{_fmt_ms(ort_ms) + mark_ort:>10}"
-                    f"{_fmt_ms(torch_ms) + mark_torch:>10}{_fmt_ratio(ort_ms, ours) + mark_ort:>9}"
-                    f"{_fmt_ratio(torch_ms, ours) + mark_torch:>10}  {check}",
-                    flush=True,
-                )
-                if case.flops:
-                    rates = ", ".join(f"{k} {case.flops / ms[k] / 1e6:.1f}" for k in ("opbridge", "ort", "torch", "sgemm")
-                                      if k in ms)
-                    sgemm_share = (f"; opbridge at {100 * ms['sgemm'] / ours:.0f}% of the plain sgemm"
-                                   if "sgemm" in ms else "")
-                    print(f"{'':<4}GFLOP/s: {rates} (sgemm: torch.mm of the same GEMM shape){sgemm_share}", flush=True)
-                for note in (case.ort_note, case.torch_note):
-                    if note and note not in notes:
-                        notes.append(note)
-                # Like-for-like competitors only (not different semantics, not our own eager loop).
-                rivals = [m for m, n in ((ort_ms, case.ort_note), (torch_ms, case.torch_note)) if m is not None and not n]
-                if rivals:
-                    comparable += 1
-                    if min(rivals) < ours:
-                        slower.append(f"{case.name} @{t}thr ({min(rivals) / ours:.2f}x)")
+            try:
+                for case in registry[workload](t):
+                    check = _check(case)
+                    engines = {"opbridge": case.opbridge}
+                    engines.update({k: v for k, v in (("ort", case.ort), ("torch", case.torch), ("sgemm", case.sgemm))
+                                    if v is not None})
+                    ms = _time_interleaved(engines, runs)
+                    ours, ort_ms, torch_ms = ms["opbridge"], ms.get("ort"), ms.get("torch")
+                    mark_ort = "*" if case.ort_note else ""
+                    mark_torch = "+" if case.torch_note else ""
+                    print(
+                        f"{case.name:<40}{t:>4}{ours:>13.2f}{_fmt_ms(ort_ms) + mark_ort:>10}"
+                        f"{_fmt_ms(torch_ms) + mark_torch:>10}{_fmt_ratio(ort_ms, ours) + mark_ort:>9}"
+                        f"{_fmt_ratio(torch_ms, ours) + mark_torch:>10}  {check}",
+                        flush=True,
+                    )
+                    if case.flops:
+                        rates = ", ".join(f"{k} {case.flops / ms[k] / 1e6:.1f}"
+                                          for k in ("opbridge", "ort", "torch", "sgemm") if k in ms)
+                        sgemm_share = (f"; opbridge at {100 * ms['sgemm'] / ours:.0f}% of the plain sgemm"
+                                       if "sgemm" in ms else "")
+                        print(f"{'':<4}GFLOP/s: {rates} (sgemm: torch.mm of the same GEMM shape){sgemm_share}",
+                              flush=True)
+                    for note in (case.ort_note, case.torch_note):
+                        if note and note not in notes:
+                            notes.append(note)
+                    # Like-for-like competitors only (not different semantics, not our own eager loop).
+                    rivals = [m for m, n in ((ort_ms, case.ort_note), (torch_ms, case.torch_note))
+                              if m is not None and not n]
+                    if rivals:
+                        comparable += 1
+                        if min(rivals) < ours:
+                            slower.append(f"{case.name} @{t}thr ({min(rivals) / ours:.2f}x)")
+            except Exception as err:  # noqa: BLE001 - reported; the other workloads still run
+                failed.append(f"{workload} @{t}thr")
+                print(f"{workload:<40}{t:>4}  ERROR {_failure(err)}", flush=True)
     torch.set_num_threads(torch_threads)
     for note in notes:
         print(("* " if note.startswith("ORT") else "+ ") + note)
@@ -518,11 +537,13 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
         print(f"opbridge fastest on every row: YES ({comparable} comparable rows; rows without a like-for-like "
               "competitor excluded)")
 
+    if failed:
+        print(f"FAILED: {len(failed)} workload run(s) raised: {', '.join(failed)}")
     if memory:
         print(f"\npeak RSS, one child process per workload and engine ({MEMORY_REPEATS} runs of every variant, "
               "1 thread, no torch;\n  in brackets: growth over the same process before its first session)")
         for workload in selected:
             ours, builtin = _measure_memory(workload, "opbridge"), _measure_memory(workload, "ort")
             print(f"  {workload:<20} opbridge {_fmt_mem(ours)} / ORT built-in {_fmt_mem(builtin)}", flush=True)
-    return 0
+    return 1 if failed else 0
 

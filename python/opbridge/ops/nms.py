@@ -78,7 +78,7 @@ def _(boxes, scores, idxs, iou_threshold):
 def batched_nms_eager(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float) -> Tensor:
     """NMS per category with torchvision's nms, then every kept box in descending score order
     with ties by index (a stable sort)."""
-    kept = torch.zeros(boxes.shape[0], dtype=torch.bool)
+    kept = torch.zeros(boxes.shape[0], dtype=torch.bool, device=boxes.device)
     for category in torch.unique(idxs):
         members = torch.where(idxs == category)[0]
         kept[members[torchvision.ops.nms(boxes[members], scores[members], iou_threshold)]] = True
@@ -107,7 +107,7 @@ def _multiclass_nms_op(boxes: Tensor, scores: Tensor, iou_threshold: float, scor
             if max_output_boxes_per_class >= 0:
                 keep = keep[:max_output_boxes_per_class]
             rows.append(torch.stack([torch.full_like(keep, b), torch.full_like(keep, c), keep], dim=1))
-    return torch.cat(rows) if rows else torch.zeros((0, 3), dtype=torch.int64)
+    return torch.cat(rows) if rows else torch.zeros((0, 3), dtype=torch.int64, device=boxes.device)
 
 
 @_multiclass_nms_op.register_fake

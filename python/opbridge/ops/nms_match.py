@@ -48,7 +48,7 @@ def _match_one(boxes: Tensor, scores: Tensor, iou_threshold: Tensor, score_thres
     order = torch.sort(scores, descending=True, stable=True)[1]
     x1, y1, x2, y2 = boxes.unbind(1)
     area = (x2 - x1) * (y2 - y1)
-    standing = torch.ones(len(order), dtype=torch.bool)  # by position in `order`
+    standing = torch.ones(len(order), dtype=torch.bool, device=scores.device)  # by position in `order`
     pairs = []
     for rank, i in enumerate(order.tolist()):
         if not standing[rank]:
@@ -70,13 +70,13 @@ def _match_one(boxes: Tensor, scores: Tensor, iou_threshold: Tensor, score_thres
 def _nms_match_op(boxes: Tensor, scores: Tensor, iou_threshold: float, score_threshold: float) -> Tensor:
     _check(boxes, scores, iou_threshold, score_threshold)
     # The ONNX op takes float32 thresholds: compare with those values.
-    iou = torch.tensor(iou_threshold, dtype=torch.float32)
-    score = torch.tensor(score_threshold, dtype=torch.float32)
+    iou = torch.tensor(iou_threshold, dtype=torch.float32, device=boxes.device)
+    score = torch.tensor(score_threshold, dtype=torch.float32, device=boxes.device)
     rows = []
     for b in range(boxes.shape[0]):
         for c in range(scores.shape[1]):
             rows += [(b, c, i, j) for i, j in _match_one(boxes[b].float(), scores[b, c].float(), iou, score)]
-    return torch.tensor(rows, dtype=torch.int64).reshape(-1, 4)
+    return torch.tensor(rows, dtype=torch.int64, device=boxes.device).reshape(-1, 4)
 
 
 @_nms_match_op.register_fake

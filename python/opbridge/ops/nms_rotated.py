@@ -109,7 +109,7 @@ def greedy_rotated(boxes: Tensor, scores: Tensor, iou_threshold: float, inclusiv
     """Greedy NMS over rotated boxes, one category: kept indices in descending score order."""
     order = torch.sort(scores, descending=True, stable=True)[1]
     active = _active(boxes, min_area)
-    suppressed = torch.zeros(len(order), dtype=torch.bool)
+    suppressed = torch.zeros(len(order), dtype=torch.bool, device=boxes.device)
     keep = []
     for rank, i in enumerate(order.tolist()):
         if suppressed[rank]:
@@ -118,13 +118,13 @@ def greedy_rotated(boxes: Tensor, scores: Tensor, iou_threshold: float, inclusiv
         rest = order[rank + 1:]
         if len(rest) == 0:
             continue
-        iou = torch.zeros(len(rest), dtype=torch.float64)
+        iou = torch.zeros(len(rest), dtype=torch.float64, device=boxes.device)
         both = active[rest] & active[i]
         if both.any():
             iou[both] = rotated_iou(boxes[i].expand(int(both.sum()), 5), boxes[rest[both]])
         hit = iou >= iou_threshold if inclusive else iou > iou_threshold
         suppressed[rank + 1:] |= hit
-    return torch.tensor(keep, dtype=torch.int64)
+    return torch.tensor(keep, dtype=torch.int64, device=boxes.device)
 
 
 @torch.library.custom_op("opbridge::nms_rotated", mutates_args=())
@@ -140,7 +140,7 @@ def _nms_rotated_op(boxes: Tensor, scores: Tensor, idxs: Tensor | None, iou_thre
         boxes = torch.cat([boxes[:, :4], -boxes[:, 4:]], 1)
     if idxs is None:
         return greedy_rotated(boxes, scores, iou_threshold, True, 1e-14)
-    kept = torch.zeros(len(scores), dtype=torch.bool)
+    kept = torch.zeros(len(scores), dtype=torch.bool, device=scores.device)
     for category in torch.unique(idxs):
         members = torch.where(idxs == category)[0]
         kept[members[greedy_rotated(boxes[members], scores[members], iou_threshold, True, 1e-14)]] = True
@@ -171,7 +171,7 @@ def _multiclass_nms_rotated_op(boxes: Tensor, scores: Tensor, iou_threshold: flo
             candidates = torch.where(scores[b, c] > score_threshold)[0]
             keep = candidates[greedy_rotated(boxes[b, candidates], scores[b, c, candidates], iou_threshold, False, 0.0)]
             rows.append(torch.stack([torch.full_like(keep, b), torch.full_like(keep, c), keep], 1))
-    return torch.cat(rows) if rows else torch.zeros((0, 3), dtype=torch.int64)
+    return torch.cat(rows) if rows else torch.zeros((0, 3), dtype=torch.int64, device=boxes.device)
 
 
 @_multiclass_nms_rotated_op.register_fake

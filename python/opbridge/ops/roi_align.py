@@ -105,8 +105,8 @@ def roi_align_reference(
         grid_w = sampling_ratio if sampling_ratio > 0 else math.ceil(roi_w / output_width)
         if grid_h <= 0 or grid_w <= 0:
             continue  # no samples: the bin is 0 in both modes
-        ys = _axis_samples(start_h, bin_h, output_height, grid_h, input.dtype)
-        xs = _axis_samples(start_w, bin_w, output_width, grid_w, input.dtype)
+        ys = _axis_samples(start_h, bin_h, output_height, grid_h, input)
+        xs = _axis_samples(start_w, bin_w, output_width, grid_w, input)
         y_lo, y_hi, ly, y_ok = _axis_taps(ys, h)
         x_lo, x_hi, lx, x_ok = _axis_taps(xs, w)
         feat = input[int(b)]
@@ -129,9 +129,10 @@ def roi_align_reference(
     return out
 
 
-def _axis_samples(start: float, bin_size: float, bins: int, grid: int, dtype) -> Tensor:
-    p = torch.arange(bins, dtype=dtype)[:, None]
-    i = torch.arange(grid, dtype=dtype)[None, :]
+def _axis_samples(start: float, bin_size: float, bins: int, grid: int, like: Tensor) -> Tensor:
+    """The sample coordinates along one axis, in the dtype and on the device of `like`."""
+    p = torch.arange(bins, dtype=like.dtype, device=like.device)[:, None]
+    i = torch.arange(grid, dtype=like.dtype, device=like.device)[None, :]
     return (start + p * bin_size + (i + 0.5) * bin_size / grid).reshape(-1)
 
 

@@ -116,14 +116,14 @@ def roi_align_rotated_eager(
 
 def _pool_rois(input, batch, center_h, center_w, roi_h, roi_w, theta, out_h, out_w, grid_h, grid_w, height, width):
     """Pools RoIs that share a grid_h x grid_w sampling grid: [R, C, out_h, out_w]."""
-    dtype = input.dtype
+    dtype, device = input.dtype, input.device
     bin_h, bin_w = roi_h / out_h, roi_w / out_w  # [R]
     # Sample coordinates in the box frame, as mmcv: start + p * bin + (i + 0.5) * bin / grid.
-    ph = torch.arange(out_h, dtype=dtype)[None, :, None]
-    iy = torch.arange(grid_h, dtype=dtype)[None, None, :]
+    ph = torch.arange(out_h, dtype=dtype, device=device)[None, :, None]
+    iy = torch.arange(grid_h, dtype=dtype, device=device)[None, None, :]
     yy = (-roi_h / 2)[:, None, None] + ph * bin_h[:, None, None] + (iy + 0.5) * bin_h[:, None, None] / grid_h
-    pw = torch.arange(out_w, dtype=dtype)[None, :, None]
-    ix = torch.arange(grid_w, dtype=dtype)[None, None, :]
+    pw = torch.arange(out_w, dtype=dtype, device=device)[None, :, None]
+    ix = torch.arange(grid_w, dtype=dtype, device=device)[None, None, :]
     xx = (-roi_w / 2)[:, None, None] + pw * bin_w[:, None, None] + (ix + 0.5) * bin_w[:, None, None] / grid_w
     yy = yy.reshape(len(batch), -1, 1)  # [R, out_h * grid_h, 1]
     xx = xx.reshape(len(batch), 1, -1)  # [R, 1, out_w * grid_w]

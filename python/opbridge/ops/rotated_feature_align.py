@@ -55,7 +55,7 @@ def _sample_points(best_rbboxes: Tensor, spatial_scale: float, points: int) -> t
     """The (y, x) of every point of every pixel's box, [N, H, W] each, in mmcv's order and
     arithmetic: the centre, then c+w+h, c-w+h, c-w-h, c+w-h, where the w vector is
     (cos a, sin a) * w / 2 and the h vector (-sin a, cos a) * h / 2 in (x, y)."""
-    scale = torch.tensor(spatial_scale, dtype=torch.float32)  # the node's float attribute, as the kernel sees it
+    scale = torch.tensor(spatial_scale, dtype=torch.float32, device=best_rbboxes.device)  # the node's float attribute, as the kernel sees it
     roi_y, roi_x = best_rbboxes[..., 0] * scale, best_rbboxes[..., 1] * scale
     if points == 1:
         return [roi_y], [roi_x]

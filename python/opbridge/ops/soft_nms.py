@@ -73,14 +73,14 @@ def soft_nms_eager(boxes, scores, iou_threshold, sigma, min_score, method, offse
     dtype = boxes.dtype
     x1, y1, x2, y2 = (boxes[:, k].clone() for k in range(4))
     sc = scores.clone()
-    off = torch.tensor(float(offset), dtype=dtype)
+    off = torch.tensor(float(offset), dtype=dtype, device=boxes.device)
     areas = (x2 - x1 + off) * (y2 - y1 + off)
-    index = torch.arange(boxes.shape[0], dtype=torch.int64)
+    index = torch.arange(boxes.shape[0], dtype=torch.int64, device=boxes.device)
     arrays = [x1, y1, x2, y2, sc, areas, index]
     dets, inds = [], []
     n = boxes.shape[0]
     i = 0
-    zero = torch.tensor(0.0, dtype=dtype)
+    zero = torch.tensor(0.0, dtype=dtype, device=boxes.device)
     while i < n:
         # First position of the maximum (NaN at position i stays picked, as in mmcv).
         best = i
@@ -120,7 +120,7 @@ def soft_nms_eager(boxes, scores, iou_threshold, sigma, min_score, method, offse
                         k += 1
         i += 1
     if not dets:
-        return boxes.new_zeros((0, 5)), torch.zeros((0,), dtype=torch.int64)
+        return boxes.new_zeros((0, 5)), torch.zeros((0,), dtype=torch.int64, device=boxes.device)
     return torch.stack(dets), torch.stack(inds)
 
 

@@ -94,7 +94,7 @@ def _jaccard_overlap(ref: Tensor, others: Tensor) -> Tensor:
 
 def _greedy_axis_aligned(boxes: Tensor, iou_threshold: float) -> list[int]:
     """Greedy NMS of boxes already in score order: the positions kept."""
-    suppressed = torch.zeros(len(boxes), dtype=torch.bool)
+    suppressed = torch.zeros(len(boxes), dtype=torch.bool, device=boxes.device)
     kept = []
     for i in range(len(boxes)):
         if suppressed[i]:
@@ -114,9 +114,9 @@ def trt_batched_nms_eager(boxes: Tensor, scores: Tensor, num_classes: int, keep_
     batch, count, loc_classes = boxes.shape[:3]
     boxes, scores = boxes.float(), scores.float()
     take = topk if 0 < topk <= count else count
-    dets = torch.zeros((batch, keep_topk, box_size + 1), dtype=torch.float32)
-    labels = torch.full((batch, keep_topk), -1, dtype=torch.int32)
-    index = torch.full((batch, keep_topk), -1, dtype=torch.int32)
+    dets = torch.zeros((batch, keep_topk, box_size + 1), dtype=torch.float32, device=boxes.device)
+    labels = torch.full((batch, keep_topk), -1, dtype=torch.int32, device=boxes.device)
+    index = torch.full((batch, keep_topk), -1, dtype=torch.int32, device=boxes.device)
     for b in range(batch):
         found = []  # (score, class, rank, box) of every kept box
         for c in range(num_classes):

@@ -3,17 +3,19 @@
 //   1. a warp per 1024-value chunk: each lane sums its 32 values in float64 (the warp reads 128
 //      contiguous bytes per step), then the warp combines the lanes by the shared pairwise tree, a
 //      level at a time;
-//   2. a thread per block (sample, group): its chunks' sums in order, its statistics, and the
+//   2. a warp per block (sample, group): its chunks' sums in order, its statistics, and the
 //      ChannelNorm (mean, a, b) of each of its channels, once;
-//   3. a thread per value: (x - mean) * a + b with its (sample, channel)'s norm, 32-bit indices
-//      where the size allows.
+//   3. a thread per 4 values (or per value where the plane's size is not a multiple of 4):
+//      (x - mean) * a + b with its (sample, channel)'s norm, 32-bit indices where the size allows.
 // The statistics are small (16 bytes per chunk, 12 per channel) and stay in device scratch; nothing
 // synchronizes the stream.
 //
-// Expected time, norm.group / norm.instance ([8, 64, 128, 128], 33.5 MB) on an H100: step 1 reads the
+// Time, norm.group / norm.instance ([8, 64, 128, 128], 33.5 MB) on an H100. Estimated: step 1 reads the
 // input once (8,192 warps, about 12 us at 2.8 TB/s; 34 M float64 operations, 2 us at full-rate FP64),
 // step 2 adds 16 or 32 chunks per block (about 1 us), step 3 reads and writes the input (about
-// 24 us): some 40 us plus three launches, against PyTorch's 0.09 ms (gpu.md).
+// 24 us): some 40 us plus three launches. Measured (ncu, 2026-11-27, before steps 2 and 3 took their
+// present form): 16.4, 12.2 and 35.5 us; PyTorch's three kernels 33.3, 3.6 and 28.2 us. Now expected:
+// 16 + ~2 + ~25 us.
 #include "kernels/cuda/group_norm.h"
 
 #include "kernels/cuda/launch.cuh"
@@ -48,13 +50,40 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-__global__ void ChannelsKernel(const float* input, int64_t block_size, int64_t chunks_per_block,
-                               const shared::Moments* chunk_moments, int64_t groups, int64_t channels_per_group,
-                               const float* scale, const float* bias, float epsilon, int64_t blocks,
-                               shared::ChannelNorm* norms) {
-  OPBRIDGE_CUDA_FOR(int64_t, block, blocks) {
-    shared::GroupNormChannelsStep(input, block_size, chunks_per_block, chunk_moments, groups, channels_per_group,
-                                  scale, bias, epsilon, block, norms);
+// A warp per block (sample, group): the lanes read 32 chunks' moments at once into the warp's shared
+// row, the first lane adds them in chunk order; then the block's statistics, and the lanes write its
+// channels' norms (shared::GroupNormBlockStats and GroupNormChannelStep). A thread per block read its
+// chunks one dependent load after another: 12 us on an H100 for norm.group's 256 blocks of 32 chunks.
+__global__ void __launch_bounds__(kThreads)
+    ChannelsKernel(const float* input, int64_t block_size, int64_t chunks_per_block,
+                   const shared::Moments* chunk_moments, int64_t groups, int64_t channels_per_group,
+                   const float* scale, const float* bias, float epsilon, int64_t blocks, shared::ChannelNorm* norms) {
+  __shared__ double staged_sum[kWarpsPerBlock][32], staged_sum_sq[kWarpsPerBlock][32];
+  __shared__ shared::BlockStats stats[kWarpsPerBlock];
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  for (int64_t block = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + warp; block < blocks;
+       block += static_cast<int64_t>(gridDim.x) * kWarpsPerBlock) {
+    const shared::Moments* moments = chunk_moments + block * chunks_per_block;
+    shared::Moments total;
+    for (int64_t first = 0; first < chunks_per_block; first += 32) {
+      const int64_t n = chunks_per_block - first < 32 ? chunks_per_block - first : 32;
+      if (lane < n) {
+        const shared::Moments m = moments[first + lane];
+        staged_sum[warp][lane] = m.sum;
+        staged_sum_sq[warp][lane] = m.sum_sq;
+      }
+      __syncwarp();
+      if (lane == 0) {
+        for (int64_t k = 0; k < n; ++k) shared::AddChunk({staged_sum[warp][k], staged_sum_sq[warp][k]}, &total);
+      }
+      __syncwarp();  // the row is read before the next 32 overwrite it
+    }
+    if (lane == 0) stats[warp] = shared::GroupNormBlockStats(total, input, block_size, epsilon, block);
+    __syncwarp();
+    for (int64_t k = lane; k < channels_per_group; k += 32) {
+      shared::GroupNormChannelStep(stats[warp], groups, channels_per_group, scale, bias, block, k, norms);
+    }
+    __syncwarp();  // the lanes have read stats[warp] before the next block's first lane writes it
   }
 }
 
@@ -63,6 +92,20 @@ __global__ void NormalizeKernel(const float* input, Index spatial, const shared:
                                 float* output) {
   OPBRIDGE_CUDA_FOR(Index, index, count) {
     output[index] = shared::GroupNormValueStep<Index>(input, spatial, norms, index);
+  }
+}
+
+// The same, 4 values of one (sample, channel) a thread where spatial is a multiple of 4: 16-byte
+// loads and stores (ORT's buffers are 256-byte aligned). With 4-byte accesses the pass moved 67 MB in
+// 35 us on an H100, 1.9 TB/s of its ~3.
+template <class Index>
+__global__ void NormalizeKernel4(const float4* input, Index spatial4, const shared::ChannelNorm* norms, Index count4,
+                                 float4* output) {
+  OPBRIDGE_CUDA_FOR(Index, index, count4) {
+    const float4 x = input[index];
+    const shared::ChannelNorm n = norms[index / spatial4];
+    output[index] = make_float4(shared::NormalizeValue(x.x, n), shared::NormalizeValue(x.y, n),
+                                shared::NormalizeValue(x.z, n), shared::NormalizeValue(x.w, n));
   }
 }
 
@@ -87,12 +130,18 @@ Status GroupNorm(const float* input, const NormLayout& layout, int64_t num_group
   const unsigned int grid = static_cast<unsigned int>(chunk_blocks < (1 << 20) ? chunk_blocks : (1 << 20));
   ChunkMomentsKernel<<<grid, kThreads, 0, stream>>>(input, block_size, chunks_per_block, chunks, chunk_moments);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the group normalization statistics kernel", stream));
-  ChannelsKernel<<<BlocksFor(blocks), kThreads, 0, stream>>>(input, block_size, chunks_per_block, chunk_moments,
-                                                             num_groups, channels_per_group, scale, bias, epsilon,
-                                                             blocks, norms);
+  const int64_t channel_blocks = (blocks + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  ChannelsKernel<<<static_cast<unsigned int>(channel_blocks < (1 << 20) ? channel_blocks : (1 << 20)), kThreads, 0,
+                   stream>>>(input, block_size, chunks_per_block, chunk_moments, num_groups, channels_per_group, scale,
+                             bias, epsilon, blocks, norms);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the group normalization statistics kernel", stream));
   const int64_t count = planes * layout.spatial;
-  if (FitsInt32(count)) {
+  const bool aligned = reinterpret_cast<uintptr_t>(input) % 16 == 0 && reinterpret_cast<uintptr_t>(output) % 16 == 0;
+  if (layout.spatial % 4 == 0 && aligned && FitsInt32(count)) {
+    NormalizeKernel4<int32_t><<<BlocksFor(count / 4), kThreads, 0, stream>>>(
+        reinterpret_cast<const float4*>(input), static_cast<int32_t>(layout.spatial / 4), norms,
+        static_cast<int32_t>(count / 4), reinterpret_cast<float4*>(output));
+  } else if (FitsInt32(count)) {
     NormalizeKernel<int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(
         input, static_cast<int32_t>(layout.spatial), norms, static_cast<int32_t>(count), output);
   } else {

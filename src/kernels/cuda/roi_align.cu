@@ -1,14 +1,25 @@
-// RoIAlign CUDA kernel, in two launches: a plan per RoI (shared::MakeRoiPlan: its sampling grid and
-// image, or a NaN row), then one thread per output element (RoI, channel, bin) computing the bin
-// from its RoI's plan (shared::RoiAlignElement, torchvision's order of operations; the CPU tests run
-// both functions). Threads of a warp take consecutive bins of one RoI and channel, so they read the
-// same plan and neighbouring pixels.
+// RoIAlign CUDA kernel: a thread block per (RoI, tile of kRoiTileChannels channels), one launch.
+// The block's first thread plans the RoI (shared::MakeRoiPlan: its sampling grid and image, or a NaN
+// row), its threads compute the RoI's sample-row and sample-column taps once into shared memory
+// (shared::RoiRowTap / RoiColumnTap: a division and a few comparisons each), then pool the tile's
+// elements from them (shared::RoiTileValue: the CPU kernel's samples, weights and order of
+// operations, so the same bits; the CPU tests run these functions). The tile's output is one
+// contiguous span, written by consecutive threads. A RoI whose grid is too large for the shared taps
+// (more than shared::kRoiMaxAxisTaps a side) computes its taps per sample, as the CPU op allows up
+// to its sample limits. 32-bit in-map index math wherever the map's plane allows.
 //
-// Expected time, roi_align.box (1000 RoIs, 256 channels, 7x7, sampling 2) on an H100: 12.5 M
-// elements of 16 reads each, mostly L2 hits on the RoIs' windows of P2 (62 MB, about 256 KB of
-// distinct reads per RoI); the 50 MB output at 3 TB/s is 17 us, the window reads from DRAM once
-// (some 100 MB) 35 us, the element arithmetic (about 60 float operations, 32-bit index math) some
-// 30 us: about 0.05-0.1 ms, against ORT's RoiAlign-16 0.34 ms and torchvision's 0.37 ms (gpu.md).
+// Why this shape. The first GPU run (H100, 2026-11-27, ncu) measured the previous design, a plan
+// launch and then a thread per element computing its taps as it went, at 0.55 ms for roi_align.box
+// sampling 0 (1000 RoIs, 256 channels, 7x7: 12.5 M elements of ~6 samples), against ORT's 0.40 ms
+// and torchvision's 0.42 ms: 56 registers a thread (47% occupancy), L1 hits 91%, DRAM at 21%. The
+// time goes to latency and instructions, not traffic: every element recomputed its samples'
+// coordinates (an IEEE division each, ~20 instructions with its check) before four dependent
+// gathers per sample. Here a RoI's taps cost ~60 divisions for all its 12,544 elements.
+//
+// Expected time, roi_align.box on an H100: per element about 6 samples x (two shared-memory tap
+// reads, four L1/L2 gathers, ~10 float operations) and no division: about 40% of the previous
+// kernel's instructions, so about 0.2-0.25 ms if it stays latency-bound at 75% occupancy (the output,
+// 50 MB, is 17 us of DRAM time); to be measured on the next GPU run.
 #include "kernels/cuda/roi_align.h"
 
 #include "kernels/cuda/launch.cuh"
@@ -17,16 +28,60 @@
 namespace opbridge::cuda {
 namespace {
 
-__global__ void RoiPlanKernel(RoiAlignParams p, const float* rois, int64_t num_rois, int64_t batch,
-                              shared::RoiPlan* plans) {
-  OPBRIDGE_CUDA_FOR(int64_t, r, num_rois) { plans[r] = shared::MakeRoiPlan(p, rois + 5 * r, batch); }
+// Channels per block: 32 x 49 bins = 1,568 elements (about 6 per thread) for box heads, 6,272 for
+// 14x14 mask heads; 1000 RoIs of 256 channels make 8,000 blocks.
+constexpr int64_t kRoiTileChannels = 32;
+// At most 40 registers a thread (6 blocks of 256 threads an SM, 75% occupancy): the gathers' latency
+// is hidden by the warps in flight.
+constexpr int kRoiAlignBlocksPerSm = 6;
+
+// A RoI whose taps do not fit, out of line: its per-sample tap arithmetic (divisions, 64-bit sample
+// budget) would otherwise take registers from the common path.
+template <class Index>
+__device__ __noinline__ float UntappedValue(const RoiAlignParams& p, const shared::RoiPlan& plan, const float* input,
+                                            int64_t channels, Index height, Index width, int64_t first_channel,
+                                            Index e) {
+  return shared::RoiTileValue<Index>(p, plan, false, nullptr, nullptr, input, channels, height, width, first_channel,
+                                     e);
 }
 
-template <class Index>
-__global__ void RoiAlignKernel(RoiAlignParams p, const shared::RoiPlan* plans, const float* input, int64_t channels,
-                               int64_t height, int64_t width, Index count, float* output) {
-  OPBRIDGE_CUDA_FOR(Index, index, count) {
-    shared::RoiAlignElement<Index>(p, plans, input, channels, height, width, index, output);
+// Mode is a template argument, so that each kernel holds one pooling loop.
+template <class Index, RoiPoolMode Mode>
+__global__ void __launch_bounds__(kThreads, kRoiAlignBlocksPerSm)
+    RoiAlignKernel(RoiAlignParams params, const float* rois, int64_t batch, const float* input, int64_t channels,
+                   Index height, Index width, int64_t tiles_per_roi, int64_t tiles, float* output) {
+  RoiAlignParams p = params;
+  p.mode = Mode;
+  __shared__ shared::RoiPlan plan;
+  __shared__ shared::AxisTapOf<Index> rows[shared::kRoiMaxAxisTaps], columns[shared::kRoiMaxAxisTaps];
+  // Tile k is RoI k / tiles_per_roi, channels from (k % tiles_per_roi) * kRoiTileChannels (a block
+  // takes several where there are more tiles than a grid holds).
+  for (int64_t k = blockIdx.x; k < tiles; k += gridDim.x) {
+    const int64_t roi = k / tiles_per_roi, first_channel = (k % tiles_per_roi) * kRoiTileChannels;
+    if (threadIdx.x == 0) plan = shared::MakeRoiPlan(p, rois + 5 * roi, batch);
+    __syncthreads();
+    const bool tapped = shared::RoiTapsFit(p, plan);
+    if (tapped) {
+      const Index num_rows = static_cast<Index>(shared::GridRows<int64_t>(plan.geometry) * p.output_height);
+      const Index num_columns = static_cast<Index>(shared::GridColumns<int64_t>(plan.geometry) * p.output_width);
+      for (Index t = threadIdx.x; t < num_rows; t += blockDim.x) {
+        rows[t] = shared::RoiRowTap<Index>(plan.geometry, height, t);
+      }
+      for (Index t = threadIdx.x; t < num_columns; t += blockDim.x) {
+        columns[t] = shared::RoiColumnTap<Index>(plan.geometry, width, t);
+      }
+    }
+    __syncthreads();
+    const int64_t tile = channels - first_channel < kRoiTileChannels ? channels - first_channel : kRoiTileChannels;
+    const Index count = static_cast<Index>(tile * p.output_height * p.output_width);
+    float* out = output + (roi * channels + first_channel) * p.output_height * p.output_width;
+    // shared::RoiTileValue, its untapped branch out of line.
+    for (Index e = threadIdx.x; e < count; e += blockDim.x) {
+      out[e] = tapped ? shared::RoiTileValue<Index>(p, plan, true, rows, columns, input, channels, height, width,
+                                                    first_channel, e)
+                      : UntappedValue<Index>(p, plan, input, channels, height, width, first_channel, e);
+    }
+    __syncthreads();  // every thread is done with the plan and the taps before the next tile's
   }
 }
 
@@ -35,21 +90,33 @@ __global__ void RoiAlignKernel(RoiAlignParams p, const shared::RoiPlan* plans, c
 Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
                 int64_t width, const float* rois, int64_t num_rois, float* output, ScratchAllocator& device_scratch,
                 Stream stream) {
+  (void)device_scratch;  // the plans live in each block's shared memory
   ClearStaleError();
-  const int64_t count = num_rois * channels * params.output_height * params.output_width;
-  if (count == 0) return Status::Ok();
-  const size_t bytes = ArenaBytes<shared::RoiPlan>(num_rois);
-  ScratchBlock block(device_scratch, bytes);
-  if (block.data() == nullptr) return OutOfScratch(bytes);
-  auto* plans = static_cast<shared::RoiPlan*>(block.data());
-  RoiPlanKernel<<<BlocksFor(num_rois), kThreads, 0, stream>>>(params, rois, num_rois, batch, plans);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the RoIAlign plan kernel", stream));
-  if (FitsInt32(count)) {
-    RoiAlignKernel<int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(params, plans, input, channels, height, width,
-                                                                      static_cast<int32_t>(count), output);
+  if (num_rois == 0 || channels == 0 || params.output_height * params.output_width == 0) return Status::Ok();
+  const int64_t tiles_per_roi = (channels + kRoiTileChannels - 1) / kRoiTileChannels;
+  const int64_t tiles = num_rois * tiles_per_roi;
+  const unsigned int blocks = static_cast<unsigned int>(tiles < (int64_t{1} << 30) ? tiles : (int64_t{1} << 30));
+  // A tile's element count (32 channels x out_h * out_w, which the op allows up to 2^31) and the map's
+  // plane take 64-bit indices only where 32 bits cannot hold them.
+  const bool tile_fits_int32 = FitsInt32(kRoiTileChannels * params.output_height * params.output_width);
+  const bool avg = params.mode == RoiPoolMode::kAvg;
+  if (tile_fits_int32 && FitsInt32(height * width)) {
+    const auto h = static_cast<int32_t>(height), w = static_cast<int32_t>(width);
+    if (avg) {
+      RoiAlignKernel<int32_t, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
+                                                                                 h, w, tiles_per_roi, tiles, output);
+    } else {
+      RoiAlignKernel<int32_t, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
+                                                                                 h, w, tiles_per_roi, tiles, output);
+    }
+  } else if (avg) {
+    RoiAlignKernel<int64_t, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
+                                                                               height, width, tiles_per_roi, tiles,
+                                                                               output);
   } else {
-    RoiAlignKernel<int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(params, plans, input, channels, height, width,
-                                                                      count, output);
+    RoiAlignKernel<int64_t, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
+                                                                               height, width, tiles_per_roi, tiles,
+                                                                               output);
   }
   return LaunchStatus("the RoIAlign kernel", stream);
 }

@@ -12,7 +12,8 @@
 namespace opbridge::cuda {
 
 // input: [batch, channels, height, width]; rois: [num_rois, 5]; output: [num_rois, channels,
-// out_h, out_w], all in device memory; a plan per RoI (about 56 bytes) in `device_scratch`. The rois
+// out_h, out_w], all in device memory. No scratch: each thread block plans its RoI in shared memory
+// (device_scratch is taken for the signature every CUDA twin shares). The rois
 // are read on the device only, so the checks the CPU kernel makes on their values
 // (CheckRoiAlignRois, CheckRoiSampleBudget) become defined results here, without a
 // synchronization: a RoI whose batch index is out of range or NaN (any, when batch is 0), or whose

@@ -119,20 +119,21 @@ OPBRIDGE_HD inline Moments GroupNormLaneStep(const float* input, int64_t block_s
   return LaneMoments(x + begin, Min(kNormChunk, block_size - begin), static_cast<double>(x[0]), lane);
 }
 
-// Step 2, thread `block` (sample * groups + g): its statistics from its chunks' moments (step 1's
-// lanes combined, chunk_moments[block * chunks ...]), then the ChannelNorm of each of its channels
-// to norms[sample * C + c]: blocks are numbered sample-major, so that is block * channels_per_group + k
-// for the group's channel k, c = g * channels_per_group + k.
-OPBRIDGE_HD inline void GroupNormChannelsStep(const float* input, int64_t block_size, int64_t chunks,
-                                              const Moments* chunk_moments, int64_t groups, int64_t channels_per_group,
-                                              const float* scale, const float* bias, float epsilon, int64_t block,
-                                              ChannelNorm* norms) {
-  const BlockStats s = BlockStatsOf(chunk_moments + block * chunks, chunks, block_size,
-                                    static_cast<double>(input[block * block_size]), epsilon);
-  const int64_t first_channel = (block % groups) * channels_per_group;
-  for (int64_t k = 0; k < channels_per_group; ++k) {
-    norms[block * channels_per_group + k] = ChannelNormOf(s, scale, bias, first_channel + k);
-  }
+// Step 2, block `block` (sample * groups + g), by a warp in the CUDA kernel: the warp's lanes read its
+// chunks' moments (step 1's lanes combined, chunk_moments[block * chunks ...]) 32 at a time and its
+// first lane adds them in chunk order (AddChunk); then GroupNormBlockStats; then lane k writes the
+// ChannelNorm of the group's channels k, k + 32, ... (GroupNormChannelStep).
+OPBRIDGE_HD inline BlockStats GroupNormBlockStats(const Moments& total, const float* input, int64_t block_size,
+                                                  float epsilon, int64_t block) {
+  return StatsOf(total, block_size, static_cast<double>(input[block * block_size]), epsilon);
+}
+
+// Channel k of block `block`: its ChannelNorm to norms[sample * C + c]. Blocks are numbered
+// sample-major, so that is block * channels_per_group + k, c = g * channels_per_group + k.
+OPBRIDGE_HD inline void GroupNormChannelStep(const BlockStats& s, int64_t groups, int64_t channels_per_group,
+                                             const float* scale, const float* bias, int64_t block, int64_t k,
+                                             ChannelNorm* norms) {
+  norms[block * channels_per_group + k] = ChannelNormOf(s, scale, bias, (block % groups) * channels_per_group + k);
 }
 
 // Step 3, thread `index` of the output [N, C, spatial]: its value from its (sample, channel)'s norm.

@@ -89,6 +89,7 @@ OPBRIDGE_HD inline RoiPlan MakeLeveledRoiPlan(RoiAlignParams p, const FeatureMap
 
 // What the CUDA kernel's thread for output element `index` of [num_rois, channels, out_h, out_w]
 // writes in the launch over `maps`, the RoIs' plans (MakeLeveledRoiPlan) made: nothing for kSkip.
+// Index must hold the element count and every map's height * width.
 template <class Index>
 OPBRIDGE_HD inline void LeveledRoiAlignElement(const RoiAlignParams& p, const RoiPlan* plans, const FeatureMaps& maps,
                                                int64_t channels, Index index, float* output) {
@@ -97,7 +98,8 @@ OPBRIDGE_HD inline void LeveledRoiAlignElement(const RoiAlignParams& p, const Ro
   const RoiPlan& plan = plans[e.roi];
   if (plan.kind == RoiPlan::kSkip) return;
   const int l = plan.kind == RoiPlan::kPool ? plan.map : 0;
-  output[index] = RoiPlanValue(p, plan, maps.data[l], channels, maps.height[l], maps.width[l], e.channel, e.bin);
+  output[index] = RoiPlanValue<Index>(p, plan, maps.data[l], channels, static_cast<Index>(maps.height[l]),
+                                      static_cast<Index>(maps.width[l]), e.channel, e.bin);
 }
 
 }  // namespace opbridge::shared

@@ -1,8 +1,12 @@
 // RoIAlign's sampling rules as host-and-device functions: the sampling grid of a RoI and the
 // neighbours of a sample coordinate along one axis (torchvision's roi_align_forward_kernel_impl,
-// Caffe2's RoIAlign), and one output bin computed in torchvision's order. The CPU kernel
+// Caffe2's RoIAlign), and one output bin computed in the CPU kernel's order. The CPU kernel
 // (kernels/cpu/roi_align.cc) prepares axis taps with these once per RoI and sums separably; the
-// CUDA kernel (kernels/cuda/roi_align.cu) computes each bin with RoiAlignBin.
+// CUDA kernel (kernels/cuda/roi_align.cu) computes each bin with RoiAlignBin, in the same order.
+//
+// Index is the integer type of the in-map arithmetic: int64_t on the CPU, int32_t in the CUDA
+// kernels where the map's plane fits (GPU 64-bit integer math takes several instructions per
+// operation and twice the registers).
 #pragma once
 
 #include <stdint.h>
@@ -13,18 +17,21 @@
 namespace opbridge::shared {
 
 // One sample coordinate along an axis: its two neighbours and their weights, or outside.
-struct AxisTap {
-  int64_t low, high;
+template <class Index>
+struct AxisTapOf {
+  Index low, high;
   float w_low, w_high;  // torchvision's hy and ly (or hx and lx)
   bool inside;
 };
+using AxisTap = AxisTapOf<int64_t>;
 
-OPBRIDGE_HD inline AxisTap MakeAxisTap(float v, int64_t size) {
+template <class Index>
+OPBRIDGE_HD inline AxisTapOf<Index> MakeAxisTap(float v, Index size) {
   // An empty axis has no pixel to read: every sample is outside and reads 0 (torchvision and
   // mmcv read index -1 there).
   if (size == 0 || v < -1.0f || v > static_cast<float>(size)) return {0, 0, 0.f, 0.f, false};
   if (v <= 0) v = 0;
-  int64_t low = static_cast<int64_t>(v), high;
+  Index low = static_cast<Index>(v), high;
   if (low >= size - 1) {
     high = low = size - 1;
     v = static_cast<float>(low);
@@ -75,13 +82,16 @@ OPBRIDGE_HD inline RoiGeometry MakeRoiGeometry(const RoiAlignParams& p, const fl
 }
 
 // The sample coordinate i of bin b along an axis: start + b * bin + (i + 0.5) * bin / grid.
-OPBRIDGE_HD inline float SampleCoordinate(float start, float bin, int64_t b, int64_t i, int64_t grid) {
+template <class Index>
+OPBRIDGE_HD inline float SampleCoordinate(float start, float bin, Index b, Index i, Index grid) {
   return start + b * bin + (static_cast<float>(i) + 0.5f) * bin / static_cast<float>(grid);
 }
 
 // The sample at the taps (y, x) of a plane: torchvision's w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4
 // with w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx; 0 outside the map.
-OPBRIDGE_HD inline float InterpolateSample(const AxisTap& y, const AxisTap& x, const float* plane, int64_t width) {
+template <class Index>
+OPBRIDGE_HD inline float InterpolateSample(const AxisTapOf<Index>& y, const AxisTapOf<Index>& x, const float* plane,
+                                           Index width) {
   if (!y.inside || !x.inside) return 0.0f;
   const float* low = plane + y.low * width;
   const float* high = plane + y.high * width;
@@ -89,37 +99,71 @@ OPBRIDGE_HD inline float InterpolateSample(const AxisTap& y, const AxisTap& x, c
          (y.w_high * x.w_low) * high[x.low] + (y.w_high * x.w_high) * high[x.high];
 }
 
-// Output bin (ph, pw) of one RoI from one channel plane, in torchvision's order: per sample row,
-// per sample column, w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4 with w1..w4 = hy*hx, hy*lx, ly*hx,
-// ly*lx, added to the bin's sum, which "avg" divides by max(grid_h * grid_w, 1). "max" keeps the
-// largest sample (mmcv's rule without its -10000 floor): NaN propagates, no samples give 0. A
-// sample outside the map reads 0. g must be finite (a non-finite RoI's bins are NaN).
-OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry& g, const float* plane,
-                                     int64_t height, int64_t width, int64_t ph, int64_t pw) {
-  const int64_t grid_h = Max<int64_t>(g.grid_h, 0), grid_w = Max<int64_t>(g.grid_w, 0);
-  if (p.mode == RoiPoolMode::kAvg) {
+// A bin of one channel plane from its taps: y_tap(iy) for its sample rows iy < grid_h, x_tap(ix) for
+// its sample columns ix < grid_w, as the CPU kernel computes it. "avg": per sample row inside the
+// map, the sums over the bin's sample columns of its two neighbour rows, sum(w_low * row[x.low] +
+// w_high * row[x.high]) (x-interpolation), combined as y.w_low * low_sum + y.w_high * high_sum and
+// added to the bin's sum (y-interpolation), which is divided by `count` (max(grid_h * grid_w, 1)):
+// torchvision's samples and weights, summed separably (the bits of the CPU kernel, which shares each
+// row's sums among its bins, and no float32 sum of more than grid_w terms before the rows combine: a
+// bin of 2^30 samples of 3.0 averages to 3.0). "max" keeps the largest sample, w1 * v1 + w2 * v2 +
+// w3 * v3 + w4 * v4 with w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx (mmcv's rule without its -10000 floor):
+// NaN propagates, no samples give 0. A sample outside the map reads 0.
+template <class Index, class YTaps, class XTaps>
+OPBRIDGE_HD inline float PoolBin(RoiPoolMode mode, Index grid_h, Index grid_w, float count, const float* plane,
+                                 Index width, const YTaps& y_tap, const XTaps& x_tap) {
+  if (mode == RoiPoolMode::kAvg) {
     float sum = 0.0f;
-    for (int64_t iy = 0; iy < grid_h; ++iy) {
-      const AxisTap y = MakeAxisTap(SampleCoordinate(g.start_h, g.bin_h, ph, iy, grid_h), height);
-      for (int64_t ix = 0; ix < grid_w; ++ix) {
-        const AxisTap x = MakeAxisTap(SampleCoordinate(g.start_w, g.bin_w, pw, ix, grid_w), width);
-        if (y.inside && x.inside) sum += InterpolateSample(y, x, plane, width);
+    for (Index iy = 0; iy < grid_h; ++iy) {
+      const AxisTapOf<Index> y = y_tap(iy);
+      if (!y.inside) continue;
+      const float* low = plane + y.low * width;
+      const float* high = plane + y.high * width;
+      float low_sum = 0.0f, high_sum = 0.0f;
+      for (Index ix = 0; ix < grid_w; ++ix) {
+        const AxisTapOf<Index> x = x_tap(ix);
+        if (!x.inside) continue;
+        low_sum += x.w_low * low[x.low] + x.w_high * low[x.high];
+        high_sum += x.w_low * high[x.low] + x.w_high * high[x.high];
       }
+      sum += y.w_low * low_sum + y.w_high * high_sum;
     }
-    return sum / static_cast<float>(Max<int64_t>(g.grid_h * g.grid_w, 1));
+    return sum / count;
   }
   if (grid_h == 0 || grid_w == 0) return 0.0f;
   float best = -INFINITY;
-  for (int64_t iy = 0; iy < grid_h; ++iy) {
-    const AxisTap y = MakeAxisTap(SampleCoordinate(g.start_h, g.bin_h, ph, iy, grid_h), height);
-    for (int64_t ix = 0; ix < grid_w; ++ix) {
-      const AxisTap x = MakeAxisTap(SampleCoordinate(g.start_w, g.bin_w, pw, ix, grid_w), width);
-      const float v = InterpolateSample(y, x, plane, width);  // 0 outside the map
+  for (Index iy = 0; iy < grid_h; ++iy) {
+    const AxisTapOf<Index> y = y_tap(iy);
+    for (Index ix = 0; ix < grid_w; ++ix) {
+      const float v = InterpolateSample<Index>(y, x_tap(ix), plane, width);  // 0 outside the map
       if (IsNan(v)) return v;
       if (v > best) best = v;
     }
   }
   return best;
+}
+
+// The sample count a bin's sum is divided by: torchvision's max(grid_h * grid_w, 1) of the signed grid.
+OPBRIDGE_HD inline float BinSampleCount(const RoiGeometry& g) {
+  return static_cast<float>(Max<int64_t>(g.grid_h * g.grid_w, 1));
+}
+
+// The grid of a RoI along each axis, at least 0, in the kernel's index type.
+template <class Index>
+OPBRIDGE_HD inline Index GridRows(const RoiGeometry& g) { return static_cast<Index>(Max<int64_t>(g.grid_h, 0)); }
+template <class Index>
+OPBRIDGE_HD inline Index GridColumns(const RoiGeometry& g) { return static_cast<Index>(Max<int64_t>(g.grid_w, 0)); }
+
+// Output bin (ph, pw) of one RoI from one channel plane (PoolBin), its taps computed as it goes. g
+// must be finite (a non-finite RoI's bins are NaN).
+template <class Index>
+OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry& g, const float* plane, Index height,
+                                     Index width, Index ph, Index pw) {
+  const Index grid_h = GridRows<Index>(g), grid_w = GridColumns<Index>(g);
+  return PoolBin<Index>(
+      p.mode, grid_h, grid_w, BinSampleCount(g), plane, width,
+      [&](Index iy) { return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_h, g.bin_h, ph, iy, grid_h), height); },
+      [&](Index ix) { return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_w, g.bin_w, pw, ix, grid_w), width); });
 }
 
 // What the CUDA kernels need of one RoI for every output element of it, computed once per RoI by a
@@ -164,23 +208,69 @@ OPBRIDGE_HD inline RoiElement<Index> RoiElementOf(Index bins, Index channels, In
 }
 
 // The value of bin `bin` (ph * out_w + pw) of channel c of a RoI with plan `plan`, pooled from the
-// map data [batch, channels, height, width]: NaN for kNan, 0 for kZero, else RoiAlignBin.
+// map data [batch, channels, height, width]: NaN for kNan, 0 for kZero, else RoiAlignBin. Index
+// must hold height * width (the plane's offset is computed in 64 bits).
+template <class Index>
 OPBRIDGE_HD inline float RoiPlanValue(const RoiAlignParams& p, const RoiPlan& plan, const float* data, int64_t channels,
-                                      int64_t height, int64_t width, int64_t c, int64_t bin) {
+                                      Index height, Index width, int64_t c, Index bin) {
   if (plan.kind == RoiPlan::kNan) return NAN;
   if (plan.kind != RoiPlan::kPool) return 0.0f;
-  const float* plane = data + (plan.image * channels + c) * height * width;
-  return RoiAlignBin(p, plan.geometry, plane, height, width, bin / p.output_width, bin % p.output_width);
+  const float* plane = data + (plan.image * channels + c) * static_cast<int64_t>(height) * width;
+  const Index out_w = static_cast<Index>(p.output_width);
+  return RoiAlignBin<Index>(p, plan.geometry, plane, height, width, bin / out_w, bin % out_w);
 }
 
-// What the RoIAlign CUDA kernel's thread for output element `index` of [num_rois, channels, out_h,
-// out_w] writes, the RoIs' plans (MakeRoiPlan) made.
+// ---- RoIAlign's CUDA kernel: a thread block per (RoI, channel tile) ---------------------------------
+// The block plans its RoI, computes the RoI's sample-row taps (out_h * grid_h of them: tap
+// ph * grid_h + iy) and sample-column taps (out_w * grid_w) once into shared memory, then its threads
+// pool the tile's elements from them (PoolBin): no division per sample, the same bits. A RoI whose
+// taps do not fit (a grid of more than kRoiMaxAxisTaps / out samples per axis) is pooled computing
+// its taps per sample (RoiPlanValue).
+constexpr int64_t kRoiMaxAxisTaps = 256;
+
+OPBRIDGE_HD inline bool RoiTapsFit(const RoiAlignParams& p, const RoiPlan& plan) {
+  return plan.kind == RoiPlan::kPool && Max<int64_t>(plan.geometry.grid_h, 0) * p.output_height <= kRoiMaxAxisTaps &&
+         Max<int64_t>(plan.geometry.grid_w, 0) * p.output_width <= kRoiMaxAxisTaps;
+}
+
+// Sample-row tap t (bin t / grid_h, sample t % grid_h) and sample-column tap t of a RoI.
 template <class Index>
-OPBRIDGE_HD inline void RoiAlignElement(const RoiAlignParams& p, const RoiPlan* plans, const float* input,
-                                        int64_t channels, int64_t height, int64_t width, Index index, float* output) {
-  const auto e = RoiElementOf<Index>(static_cast<Index>(p.output_height * p.output_width),
-                                     static_cast<Index>(channels), index);
-  output[index] = RoiPlanValue(p, plans[e.roi], input, channels, height, width, e.channel, e.bin);
+OPBRIDGE_HD inline AxisTapOf<Index> RoiRowTap(const RoiGeometry& g, Index height, Index t) {
+  const Index grid_h = GridRows<Index>(g);
+  return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_h, g.bin_h, t / grid_h, t % grid_h, grid_h), height);
+}
+template <class Index>
+OPBRIDGE_HD inline AxisTapOf<Index> RoiColumnTap(const RoiGeometry& g, Index width, Index t) {
+  const Index grid_w = GridColumns<Index>(g);
+  return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_w, g.bin_w, t / grid_w, t % grid_w, grid_w), width);
+}
+
+// Bin `bin` of channel c of a RoI whose taps fit (RoiTapsFit), from its row and column taps.
+template <class Index>
+OPBRIDGE_HD inline float RoiTappedValue(const RoiAlignParams& p, const RoiPlan& plan, const AxisTapOf<Index>* rows,
+                                        const AxisTapOf<Index>* columns, const float* data, int64_t channels,
+                                        Index height, Index width, int64_t c, Index bin) {
+  const RoiGeometry& g = plan.geometry;
+  const Index grid_h = GridRows<Index>(g), grid_w = GridColumns<Index>(g);
+  const Index out_w = static_cast<Index>(p.output_width);
+  const AxisTapOf<Index>* bin_rows = rows + (bin / out_w) * grid_h;
+  const AxisTapOf<Index>* bin_columns = columns + (bin % out_w) * grid_w;
+  const float* plane = data + (plan.image * channels + c) * static_cast<int64_t>(height) * width;
+  return PoolBin<Index>(p.mode, grid_h, grid_w, BinSampleCount(g), plane, width,
+                        [&](Index iy) { return bin_rows[iy]; }, [&](Index ix) { return bin_columns[ix]; });
+}
+
+// Element e of the tile of channels [first_channel, first_channel + tile) of a RoI: channel
+// first_channel + e / bins, bin e % bins; from the taps where they fit, else computing them.
+template <class Index>
+OPBRIDGE_HD inline float RoiTileValue(const RoiAlignParams& p, const RoiPlan& plan, bool tapped,
+                                      const AxisTapOf<Index>* rows, const AxisTapOf<Index>* columns, const float* data,
+                                      int64_t channels, Index height, Index width, int64_t first_channel, Index e) {
+  const Index bins = static_cast<Index>(p.output_height * p.output_width);
+  const int64_t c = first_channel + e / bins;
+  const Index bin = e % bins;
+  return tapped ? RoiTappedValue<Index>(p, plan, rows, columns, data, channels, height, width, c, bin)
+                : RoiPlanValue<Index>(p, plan, data, channels, height, width, c, bin);
 }
 
 }  // namespace opbridge::shared
