@@ -411,7 +411,8 @@ print("\n".join([f"tests/python/test_{k}.py" for k, op in manifest.load().items(
 #   1. the op tests of every kernel that has a CUDA kernel with OPBRIDGE_TEST_CUDA_TWINS=1: each of
 #      their graphs also runs in a CUDA session and must give the CPU session's outputs and errors
 #      (tests/python/cuda_twins.py), plus tests/gpu (torchvision's detectors in a CUDA session);
-#   2. the same op tests (each parameter value once) under each of compute-sanitizer's tools:
+#   2. every CUDA workload of the bench once (opbridge bench --smoke --device cuda), then the same op
+#      tests (each parameter value once), under each of compute-sanitizer's tools:
 #      memcheck (out-of-bounds and misaligned accesses, in every kernel the tests run), then
 #      racecheck (shared-memory hazards), initcheck (reads of device memory nothing wrote) and
 #      synccheck (barriers some threads of a block do not reach) in opbridge's kernels only
@@ -472,6 +473,12 @@ print("" if info.get("cuda_twins") else info.get("cuda_twins_blocker", "unknown"
     fi
     local only_ours=()
     [ "$tool" = memcheck ] || only_ours=(--kernel-name kns=opbridge)
+    # First every CUDA kernel once on the bench's reduced inputs, in one process (one session per
+    # model: a minute or two), then the op tests, where every test's sessions pay the tool's start-up
+    # (on an H100 the op tests reached their 43rd test in 5 minutes).
+    log "GPU tests under compute-sanitizer $tool: every CUDA workload of the bench once (opbridge's kernels)"
+    PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer --tool "$tool" --kernel-name kns=opbridge \
+      --error-exitcode 99 --print-limit 20 "$python" -m opbridge bench --smoke --device cuda || status=1
     log "GPU tests under compute-sanitizer $tool (the op tests, each parameter value once)"
     OPBRIDGE_TEST_CUDA_TWINS=1 PYTHONPATH="$ROOT/python${PYTHONPATH:+:$PYTHONPATH}" compute-sanitizer \
       --tool "$tool" "${only_ours[@]}" --error-exitcode 99 --print-limit 20 "$python" -m pytest "${files[@]}" -q \

@@ -82,6 +82,7 @@ set(OPBRIDGE_OP_GLUE_SOURCES
   src/ort/ops/trt_batched_nms.cc
 )
 set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
+  src/ort/ops/bicubic_interpolate_cuda.cc
   src/ort/ops/grid_priors_cuda.cc
   src/ort/ops/grid_sample_cuda.cc
   src/ort/ops/group_norm_cuda.cc
@@ -95,6 +96,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/trt_batched_nms_cuda.cc
 )
 set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
+  src/kernels/cuda/bicubic_interpolate.cu
   src/kernels/cuda/grid_priors.cu
   src/kernels/cuda/grid_sample.cu
   src/kernels/cuda/group_norm.cu

@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "kernels/shared/bicubic_taps.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -86,6 +89,48 @@ TEST(BicubicInterpolateKernel, MatchesTheTwoDimensionalRule) {
     Check(1, 1, 1, 3.f, 2.f, align);
     Check(2, 40, 300, 1.5f, 3.f, align);
     Check(1, 300, 260, 2.f, 1.f, align);  // several row blocks per plane
+  }
+}
+
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// A thread per output element makes its row's and column's taps and sums its 16 inputs
+// (shared::MakeCubicTaps, shared::BicubicValue) with 32-bit indices, the axis scales computed on
+// the host; the CPU kernel's two passes must give the same bits, NaN and infinities included.
+TEST(BicubicInterpolateDeviceCode, MatchesTheCpuKernelBitForBit) {
+  struct Case {
+    int64_t planes, h, w;
+    float sh, sw;
+  };
+  for (bool align : {false, true}) {
+    for (const Case& c : {Case{3, 5, 7, 2.f, 2.f}, Case{2, 9, 6, 0.5f, 0.5f}, Case{1, 1, 1, 3.f, 2.f},
+                          Case{2, 40, 300, 1.5f, 3.f}, Case{1, 300, 260, 2.f, 1.f}, Case{2, 13, 11, 3.7f, 0.3f}}) {
+      std::mt19937 rng(static_cast<uint32_t>(c.h * 7 + c.w));
+      std::normal_distribution<float> normal;
+      std::vector<float> x(c.planes * c.h * c.w);
+      for (auto& v : x) v = normal(rng);
+      x[x.size() / 2] = std::numeric_limits<float>::quiet_NaN();
+      x[0] = std::numeric_limits<float>::infinity();
+      BicubicInterpolateParams p;
+      ASSERT_TRUE(MakeBicubicInterpolateParams({c.sh, c.sw}, align ? 1 : 0, &p).ok());
+      Shape out_shape;
+      ASSERT_TRUE(BicubicInterpolateOutputShape({1, c.planes, c.h, c.w}, p, &out_shape).ok());
+      const int64_t oh = out_shape[2], ow = out_shape[3];
+      HeapScratchAllocator scratch;
+      std::vector<float> cpu(c.planes * oh * ow), device(cpu.size());
+      ASSERT_TRUE(cpu::BicubicInterpolate(x.data(), {1, c.planes, c.h, c.w}, p, out_shape, cpu.data(), scratch,
+                                          SerialTaskRunner())
+                      .ok());
+      const float scale_h = shared::CubicAxisScale(c.h, oh, p.scale_h, p.align_corners);
+      const float scale_w = shared::CubicAxisScale(c.w, ow, p.scale_w, p.align_corners);
+      for (int32_t i = 0; i < static_cast<int32_t>(device.size()); ++i) {  // the kernel's threads
+        const int32_t xo = i % ow, row = i / ow, yo = row % oh, plane = row / oh;
+        const auto ty = shared::MakeCubicTaps<int32_t>(yo, c.h, scale_h, p.align_corners);
+        const auto tx = shared::MakeCubicTaps<int32_t>(xo, c.w, scale_w, p.align_corners);
+        device[i] = shared::BicubicValue<int32_t>(x.data() + plane * c.h * c.w, c.w, ty, tx);
+      }
+      ASSERT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
+          << c.h << "x" << c.w << " by " << c.sh << "x" << c.sw << ", align_corners " << align;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
-// Bicubic interpolation CPU kernel. The 2-D interpolation is separable and PyTorch sums the
-// width taps inside the height taps, so a horizontal pass over the input rows a task needs
+// Bicubic interpolation CPU kernel (taps and sums: kernels/shared/bicubic_taps.h, shared with the
+// CUDA kernel). The 2-D interpolation is separable and PyTorch sums the width taps inside the height
+// taps, so a horizontal pass over the input rows a task needs
 // (4 taps per output column, into scratch) followed by a vertical pass over whole output rows
 // (4 rows combined, vectorised over the contiguous columns) computes exactly PyTorch's sums.
 // Tasks are (plane, block of output rows); each output is written by one task.
@@ -7,8 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <vector>
+
+#include "kernels/shared/bicubic_taps.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -16,37 +18,21 @@ namespace {
 // Output floats per task: enough to amortise the task's horizontal rows and start-up.
 constexpr int64_t kTaskOutputFloats = 65536;
 
-// PyTorch's cubic convolution weights (aten's UpSample.h), A = -0.75, in float.
-float CubicConvolution1(float x, float a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
-float CubicConvolution2(float x, float a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
-
-// One axis' taps: for output o, input indices index[4 * o + j] (clamped to the axis) and weights.
+// One axis' taps: for output o, input indices index[4 * o + j] (clamped to the axis) and weights
+// (shared::MakeCubicTaps, what the CUDA kernel computes per element).
 struct AxisTaps {
   std::vector<int64_t> index;
   std::vector<float> weight;
 };
 
 AxisTaps MakeTaps(int64_t in, int64_t out, float scale_factor, bool align_corners) {
-  // area_pixel_compute_scale: the scale factor given, as F.interpolate passes it.
-  float scale;
-  if (align_corners) {
-    scale = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.f;
-  } else {
-    scale = static_cast<float>(1.0 / static_cast<double>(scale_factor));
-  }
+  const float scale = shared::CubicAxisScale(in, out, scale_factor, align_corners);
   AxisTaps taps{std::vector<int64_t>(4 * out), std::vector<float>(4 * out)};
-  const float a = -0.75f;
   for (int64_t o = 0; o < out; ++o) {
-    const float real = align_corners ? scale * static_cast<float>(o)
-                                     : scale * (static_cast<float>(o) + 0.5f) - 0.5f;
-    // guard_index_and_lambda
-    const int64_t first = std::min(static_cast<int64_t>(std::floor(real)), in - 1);
-    const float t = std::min(std::max(real - static_cast<float>(first), 0.f), 1.f);
-    const float w[4] = {CubicConvolution2(t + 1.f, a), CubicConvolution1(t, a), CubicConvolution1(1.f - t, a),
-                        CubicConvolution2((1.f - t) + 1.f, a)};
+    const shared::CubicTaps<int64_t> t = shared::MakeCubicTaps<int64_t>(o, in, scale, align_corners);
     for (int64_t j = 0; j < 4; ++j) {
-      taps.index[4 * o + j] = std::max<int64_t>(std::min(first - 1 + j, in - 1), 0);
-      taps.weight[4 * o + j] = w[j];
+      taps.index[4 * o + j] = t.index[j];
+      taps.weight[4 * o + j] = t.weight[j];
     }
   }
   return taps;
@@ -85,11 +71,7 @@ Status BicubicInterpolate(const float* input, const Shape& input_shape, const Bi
       for (int64_t o = 0; o < out_w; ++o) {
         const int64_t* i = &tx.index[4 * o];
         const float* w = &tx.weight[4 * o];
-        float acc = line[i[0]] * w[0];
-        acc += line[i[1]] * w[1];
-        acc += line[i[2]] * w[2];
-        acc += line[i[3]] * w[3];
-        h[o] = acc;
+        h[o] = shared::CubicSum(line[i[0]], line[i[1]], line[i[2]], line[i[3]], w);
       }
     }
     // Vertical pass: whole rows, contiguous.
@@ -102,14 +84,8 @@ Status BicubicInterpolate(const float* input, const Shape& input_shape, const Bi
       const float* h2 = rows + (i[2] - row0) * out_w;
       const float* h3 = rows + (i[3] - row0) * out_w;
       float* line = dst + y * out_w;
-      const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
-      for (int64_t o = 0; o < out_w; ++o) {
-        float acc = h0[o] * w0;
-        acc += h1[o] * w1;
-        acc += h2[o] * w2;
-        acc += h3[o] * w3;
-        line[o] = acc;
-      }
+      const float wy[4] = {w[0], w[1], w[2], w[3]};  // in registers for the vectorised loop
+      for (int64_t o = 0; o < out_w; ++o) line[o] = shared::CubicSum(h0[o], h1[o], h2[o], h3[o], wy);
     }
   });
   OPBRIDGE_RETURN_IF_ERROR(status);

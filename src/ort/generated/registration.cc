@@ -123,6 +123,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
       CudaOp<GridPriorsOp>("opbridge", "GridPriors", "grid_priors"),
       CudaOp<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
+      CudaOp<BicubicInterpolateOp>("opbridge", "BicubicInterpolate", "bicubic_interpolate"),
+      CudaOp<BicubicInterpolateOp>("mmdeploy", "TRTBicubicInterpolate", "bicubic_interpolate"),
 #endif
   };
   return *ops;

@@ -1,4 +1,4 @@
-// Bicubic interpolation ORT glue.
+// Bicubic interpolation ORT glue (CPU: bicubic_interpolate.cc; CUDA: bicubic_interpolate_cuda.cc).
 #pragma once
 
 #include <memory>
@@ -15,6 +15,7 @@ class BicubicInterpolateOp {
   explicit BicubicInterpolateOp(const BicubicInterpolateParams& params) : params_(params) {}
   static Status Create(const Attrs& attrs, std::unique_ptr<BicubicInterpolateOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // bicubic_interpolate_cuda.cc
   static Status InferShape(const ShapeInference& infer);
 
  private:
