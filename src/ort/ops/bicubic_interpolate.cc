@@ -14,18 +14,26 @@ Status BicubicInterpolateOp::Create(const Attrs& attrs, std::unique_ptr<BicubicI
   return Status::Ok();
 }
 
+Status BicubicInterpolateOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input,
+                                     Shape* output_shape, float** output) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  OPBRIDGE_RETURN_IF_ERROR(BicubicInterpolateOutputShape(input->shape, params_, output_shape));
+  void* data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, *output_shape, &data));
+  *output = NumElements(*output_shape) == 0 ? nullptr : static_cast<float*>(data);
+  return Status::Ok();
+}
+
 Status BicubicInterpolateOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
   Shape output_shape;
-  OPBRIDGE_RETURN_IF_ERROR(BicubicInterpolateOutputShape(input.shape, params_, &output_shape));
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, output_shape, &output));
-  if (NumElements(output_shape) == 0) return Status::Ok();
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &output_shape, &output));
+  if (output == nullptr) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::BicubicInterpolate(input.Data<float>(), input.shape, params_, output_shape,
-                                 static_cast<float*>(output), scratch, OrtTaskRunner(api, ctx));
+  return cpu::BicubicInterpolate(input.Data<float>(), input.shape, params_, output_shape, output, scratch,
+                                 OrtTaskRunner(api, ctx));
 }
 
 Status BicubicInterpolateOp::InferShape(const ShapeInference& infer) {

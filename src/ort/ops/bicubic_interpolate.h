@@ -19,6 +19,11 @@ class BicubicInterpolateOp {
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // What both providers do first: the input, the output's shape (checked) and the allocated output;
+  // *output stays null when the output is empty.
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, Shape* output_shape,
+                 float** output) const;
+
   BicubicInterpolateParams params_;
 };
 
