@@ -9,12 +9,9 @@
 #include <stdint.h>
 
 #include "core/host_device.h"
+#include "kernels/shared/cubic_convolution.h"
 
 namespace opbridge::shared {
-
-// PyTorch's cubic convolution weights, A = -0.75, in float.
-OPBRIDGE_HD inline float CubicConvolution1(float x, float a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
-OPBRIDGE_HD inline float CubicConvolution2(float x, float a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
 // area_pixel_compute_scale: an axis' source scale, (in - 1) / (out - 1) with align_corners (0 when
 // out = 1), else 1 / scale_factor (the factor given, not in / out) rounded from double, as
@@ -39,7 +36,7 @@ OPBRIDGE_HD inline CubicTaps<Index> MakeCubicTaps(Index o, Index in, float scale
   const Index floor_index = static_cast<Index>(floorf(real));
   const Index first = floor_index < in - 1 ? floor_index : in - 1;
   const float t = Min(Max(real - static_cast<float>(first), 0.f), 1.f);
-  const float a = -0.75f;
+  const float a = -0.75f;  // upsample_bicubic2d's A: its weights' arguments are t + 1, t, 1 - t, (1 - t) + 1
   CubicTaps<Index> taps;
   taps.weight[0] = CubicConvolution2(t + 1.f, a);
   taps.weight[1] = CubicConvolution1(t, a);

@@ -10,6 +10,7 @@
 
 #include "core/grid_sample.h"
 #include "core/host_device.h"
+#include "kernels/shared/cubic_convolution.h"
 
 namespace opbridge::shared {
 
@@ -116,9 +117,6 @@ OPBRIDGE_HD inline float PadCoordinate(float coord, int64_t size, GridPadding pa
   }
   return coord;
 }
-
-OPBRIDGE_HD inline float CubicConvolution1(float x, float a) { return ((a + 2) * x - (a + 3)) * x * x + 1; }
-OPBRIDGE_HD inline float CubicConvolution2(float x, float a) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; }
 
 OPBRIDGE_HD inline void CubicCoefficients(float t, float coeffs[4]) {
   constexpr float kA = -0.75f;
