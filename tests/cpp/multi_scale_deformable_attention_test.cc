@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
 #include "core/multi_scale_deformable_attention.h"
 #include "kernels/cpu/bilinear_taps.h"
+#include "kernels/shared/msda_taps.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -117,6 +119,62 @@ TEST(MultiScaleDeformableAttentionKernel, NanAndFarLocations) {
     // (0.5, 0.5) of a 4x4 map is pixel (1.5, 1.5): the mean of rows 5, 6, 9 and 10.
     const double mean = (p.value[5 * 3 + c] + p.value[6 * 3 + c] + p.value[9 * 3 + c] + p.value[10 * 3 + c]) / 4.0;
     EXPECT_NEAR(out[3 * 3 + c], p.weights[3] * mean, 1e-6);
+  }
+}
+
+// ---- The CUDA kernel's code, run on the host ------------------------------------------------------
+// A thread per output element (image, query, head, channel) walks its head's levels and points in
+// order, the levels 16 per launch (a later launch adds to what the earlier wrote), and adds each
+// point's shared::MsdaPointTerm of its shared::MakeMsdaPointTaps with 32-bit indices; the CPU
+// kernel's values must come out bit for bit.
+std::vector<float> RunDeviceCode(const Problem& p) {
+  const MsdaDims& d = p.dims;
+  constexpr int64_t kLevelsPerLaunch = 16;
+  std::vector<float> out(d.batch * d.queries * d.heads * d.channels, -7.0f);
+  for (int64_t first = 0; first < d.levels; first += kLevelsPerLaunch) {  // the launches
+    const int64_t levels = std::min(kLevelsPerLaunch, d.levels - first);
+    for (int32_t index = 0; index < static_cast<int32_t>(out.size()); ++index) {  // the threads
+      const int32_t c = index % d.channels, head_query = index / d.channels;
+      const int32_t m = head_query % d.heads, n = head_query / (d.queries * d.heads);
+      const int32_t first_point = head_query * d.levels * d.points + first * d.points;
+      const float* location = p.locations.data() + 2 * first_point;
+      const float* attention = p.weights.data() + first_point;
+      float sum = first == 0 ? 0.0f : out[index];
+      for (int64_t l = first; l < first + levels; ++l) {
+        const int64_t height = p.shapes[2 * l], width = p.shapes[2 * l + 1];
+        const cpu::GridTapBounds bounds(height, width);
+        const float* rows = p.value.data() + ((n * d.values + p.starts[l]) * d.heads + m) * d.channels + c;
+        for (int64_t k = 0; k < d.points; ++k, location += 2, ++attention) {
+          const shared::MsdaPointTaps t = shared::MakeMsdaPointTaps(location, *attention, height, width, bounds);
+          float v[4];
+          for (int j = 0; j < 4; ++j) {
+            v[j] = t.inside[j] ? rows[((t.y0 + (j >> 1)) * width + t.x0 + (j & 1)) * d.heads * d.channels] : 0.0f;
+          }
+          sum += shared::MsdaPointTerm(t, v[0], v[1], v[2], v[3]);
+        }
+      }
+      out[index] = sum;
+    }
+  }
+  return out;
+}
+
+TEST(MultiScaleDeformableAttentionDeviceCode, MatchesTheCpuKernelBitForBit) {
+  std::vector<int64_t> eighteen_levels;  // two launches
+  for (int64_t l = 0; l < 18; ++l) eighteen_levels.insert(eighteen_levels.end(), {1 + l % 4, 2 + l % 3});
+  std::vector<Problem> problems = {RandomProblem(2, 5, 3, 32, {6, 5, 3, 2, 1, 1}, 4, 1),
+                                   RandomProblem(1, 7, 2, 33, {20, 30, 10, 15}, 3, 2),
+                                   RandomProblem(2, 3, 2, 5, eighteen_levels, 2, 3),
+                                   RandomProblem(1, 3, 2, 4, {4, 4}, 0, 4)};  // no points: zeros
+  Problem odd = RandomProblem(1, 4, 1, 3, {4, 4}, 1, 5);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  odd.locations = {nan, 0.5f, 0.5f, inf, 1e30f, -1e30f, 0.5f, 0.5f};
+  problems.push_back(odd);
+  for (const Problem& p : problems) {
+    const std::vector<float> cpu = RunKernel(p), device = RunDeviceCode(p);
+    ASSERT_EQ(cpu.size(), device.size());
+    ASSERT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
+        << p.dims.levels << " levels, " << p.dims.points << " points, " << p.dims.channels << " channels";
   }
 }
 

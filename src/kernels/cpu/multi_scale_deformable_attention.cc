@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/cpu/bilinear_taps.h"
+#include "kernels/shared/msda_taps.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -56,32 +57,23 @@ void QueryTaps(const Job& job, int64_t n, int64_t q, PointTaps* taps) {
     const float* attention = job.weights + head_query * head_points;
     for (int64_t l = 0; l < d.levels; ++l) {
       const int64_t height = job.spatial_shapes[2 * l], width = job.spatial_shapes[2 * l + 1];
-      // The pure formulation samples at grid = 2 * location - 1, unnormalized as grid_sample does
-      // with align_corners=False.
-      const Unnormalizer unnormalize_x(width, false), unnormalize_y(height, false);
       const float* rows = job.value + ((n * d.values + job.level_start_index[l]) * d.heads + m) * channels;
       const GridTapBounds& bounds = job.bounds[l];
       for (int64_t p = 0; p < d.points; ++p, location += 2, ++attention, ++taps) {
-        const GridBilinearTap t = GridSampleBilinearTap(unnormalize_x(2.0f * location[0] - 1.0f),
-                                                        unnormalize_y(2.0f * location[1] - 1.0f), bounds);
-        // Each corner tested against the plane. A point with no corner inside has the corner
-        // (-1, H): its north row H is outside too, so the row test is 0 <= y < H on both rows.
-        const int64_t x0 = t.x0, y0 = t.y0;
-        const bool column_in[2] = {x0 >= 0, x0 + 1 < width};
-        const bool row_in[2] = {y0 >= 0 && y0 < height, y0 + 1 < height};
-        const float corner_weight[4] = {t.nw, t.ne, t.sw, t.se};
+        // The pure formulation samples at grid = 2 * location - 1, unnormalized as grid_sample does
+        // with align_corners=False (shared::MakeMsdaPointTaps, what the CUDA kernel runs too).
+        const shared::MsdaPointTaps t = shared::MakeMsdaPointTaps(location, *attention, height, width, bounds);
         for (int k = 0; k < 4; ++k) {
-          const int dx = k & 1, dy = k >> 1;
-          if (!(column_in[dx] && row_in[dy])) {
+          if (!t.inside[k]) {
             taps->corner[k] = job.zeros;
           } else {
-            taps->corner[k] = rows + ((y0 + dy) * width + x0 + dx) * row_stride;
+            taps->corner[k] = rows + ((t.y0 + (k >> 1)) * width + t.x0 + (k & 1)) * row_stride;
             // The rows are scattered over the value tensor (tens of MB for a detector): asking
             // for them while the other points' taps are computed hides much of their latency.
             __builtin_prefetch(taps->corner[k]);
             __builtin_prefetch(taps->corner[k] + channels - 1);
           }
-          taps->weight[k] = *attention * corner_weight[k];
+          taps->weight[k] = t.weight[k];
         }
       }
     }

@@ -45,8 +45,7 @@ inline Status MultiScaleDeformableAttentionAttrs::Read(const AttrReader& reader,
 }
 
 inline bool MultiScaleDeformableAttentionAttrs::CudaInputOnHost(size_t index) {
-  (void)index;
-  return false;
+  return index == 1 || index == 2;
 }
 
 // mmdeploy::MMCVMultiScaleDeformableAttention: the attributes
@@ -82,8 +81,7 @@ inline Status MmdeployMultiScaleDeformableAttentionAttrs::Read(const AttrReader&
 }
 
 inline bool MmdeployMultiScaleDeformableAttentionAttrs::CudaInputOnHost(size_t index) {
-  (void)index;
-  return false;
+  return index == 1 || index == 2;
 }
 
 }  // namespace opbridge::ort

@@ -121,6 +121,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<TutorialGroupNormOp>("mydomain", "mygroupnorm", "group_norm"),
       CudaOp<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
       CudaOp<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
+      CudaOp<MultiScaleDeformableAttentionOp>("opbridge", "MultiScaleDeformableAttention", "multi_scale_deformable_attention"),
+      CudaOp<MmdeployMultiScaleDeformableAttentionOp>("mmdeploy", "MMCVMultiScaleDeformableAttention", "multi_scale_deformable_attention"),
       CudaOp<GridPriorsOp>("opbridge", "GridPriors", "grid_priors"),
       CudaOp<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
       CudaOp<BicubicInterpolateOp>("opbridge", "BicubicInterpolate", "bicubic_interpolate"),

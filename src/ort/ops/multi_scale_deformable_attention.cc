@@ -33,25 +33,32 @@ Status MmdeployMultiScaleDeformableAttentionOp::Create(const Attrs& attrs, std::
   return Status::Ok();
 }
 
-Status MultiScaleDeformableAttentionOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor value, spatial_shapes, level_start_index, locations, weights;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &value));
+Status MultiScaleDeformableAttentionOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, Call* call) const {
+  InputTensor spatial_shapes, level_start_index;
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &call->value));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &spatial_shapes));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &level_start_index));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, &locations));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 4, &weights));
-  MsdaDims dims;
-  OPBRIDGE_RETURN_IF_ERROR(CheckMsdaShapes(value.shape, spatial_shapes.shape, level_start_index.shape,
-                                           locations.shape, weights.shape, &dims));
-  const std::vector<int64_t> shapes = IndexValues(spatial_shapes), starts = IndexValues(level_start_index);
-  OPBRIDGE_RETURN_IF_ERROR(CheckMsdaLevels(shapes, starts, dims));
-  const Shape out_shape = MsdaOutputShape(dims);
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, &call->locations));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 4, &call->weights));
+  OPBRIDGE_RETURN_IF_ERROR(CheckMsdaShapes(call->value.shape, spatial_shapes.shape, level_start_index.shape,
+                                           call->locations.shape, call->weights.shape, &call->dims));
+  call->shapes = IndexValues(spatial_shapes);
+  call->starts = IndexValues(level_start_index);
+  OPBRIDGE_RETURN_IF_ERROR(CheckMsdaLevels(call->shapes, call->starts, call->dims));
+  const Shape out_shape = MsdaOutputShape(call->dims);
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
-  return cpu::MultiScaleDeformableAttention(dims, value.Data<float>(), shapes.data(), starts.data(),
-                                            locations.Data<float>(), weights.Data<float>(),
-                                            static_cast<float*>(output), OrtTaskRunner(api, ctx));
+  call->output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(output);
+  return Status::Ok();
+}
+
+Status MultiScaleDeformableAttentionOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  Call call;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &call));
+  if (call.output == nullptr) return Status::Ok();
+  return cpu::MultiScaleDeformableAttention(call.dims, call.value.Data<float>(), call.shapes.data(),
+                                            call.starts.data(), call.locations.Data<float>(),
+                                            call.weights.Data<float>(), call.output, OrtTaskRunner(api, ctx));
 }
 
 Status MultiScaleDeformableAttentionOp::InferShape(const ShapeInference& infer) {
