@@ -441,7 +441,6 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
     (default: on, unless OPBRIDGE_BENCH_MEMORY=0; never on the GPU or in a smoke run). `device`:
     "cpu" or "cuda" (see DEVICE). `smoke_run`: every engine once on reduced inputs, untimed (see SMOKE).
     """
-    global DEVICE, SMOKE
     import onnxruntime
     import torch
 
@@ -450,10 +449,22 @@ def run(registry: dict, workloads: list[str], runs: int, threads: list[int], mem
         if problem:
             print(f"opbridge bench --device cuda: {problem}", file=sys.stderr)
             return 2
-        memory = False
+        from opbridge._library import full_float32_on_cuda
+
         # Both sides in float32 (TF32 off), as the ORT sessions (_create_session): like-for-like
         # times, and checks against PyTorch that are not TF32's rounding.
-        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+        with full_float32_on_cuda():
+            return _run(registry, workloads, runs, threads, False, device, smoke_run)
+    return _run(registry, workloads, runs, threads, memory, device, smoke_run)
+
+
+def _run(registry: dict, workloads: list[str], runs: int, threads: list[int], memory: bool | None, device: str,
+         smoke_run: bool) -> int:
+    """run() once the device is settled."""
+    global DEVICE, SMOKE
+    import onnxruntime
+    import torch
+
     DEVICE = device
     if memory is None:
         memory = os.environ.get("OPBRIDGE_BENCH_MEMORY", "1") != "0"

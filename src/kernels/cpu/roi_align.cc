@@ -30,7 +30,6 @@ namespace opbridge::cpu {
 namespace {
 
 using shared::AxisTap;
-using shared::MakeAxisTap;
 using shared::RoiGeometry;
 
 RoiGeometry MakeGeometry(const RoiAlignParams& p, const float* roi) { return shared::MakeRoiGeometry(p, roi); }
@@ -61,7 +60,7 @@ constexpr size_t kGroupTapBudget = size_t{1} << 18;
 void AppendAxisTaps(float start, float bin, int64_t bins, int64_t grid, int64_t size,
                     std::vector<AxisTap>* taps) {
   for (int64_t b = 0; b < bins; ++b) {
-    for (int64_t i = 0; i < grid; ++i) taps->push_back(MakeAxisTap(shared::SampleCoordinate(start, bin, b, i, grid), size));
+    for (int64_t i = 0; i < grid; ++i) taps->push_back(shared::SampleTap<int64_t>(start, bin, b, i, grid, size));
   }
 }
 

@@ -126,14 +126,12 @@ Status GroupNorm(const float* input, const NormLayout& layout, int64_t num_group
   Arena arena(block.data(), bytes);
   auto* chunk_moments = arena.Take<shared::Moments>(chunks);
   auto* norms = arena.Take<shared::ChannelNorm>(planes);
-  const int64_t chunk_blocks = (chunks + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const unsigned int grid = static_cast<unsigned int>(chunk_blocks < (1 << 20) ? chunk_blocks : (1 << 20));
-  ChunkMomentsKernel<<<grid, kThreads, 0, stream>>>(input, block_size, chunks_per_block, chunks, chunk_moments);
+  ChunkMomentsKernel<<<BlocksFor(chunks * 32), kThreads, 0, stream>>>(  // a warp per chunk
+      input, block_size, chunks_per_block, chunks, chunk_moments);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the group normalization statistics kernel", stream));
-  const int64_t channel_blocks = (blocks + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  ChannelsKernel<<<static_cast<unsigned int>(channel_blocks < (1 << 20) ? channel_blocks : (1 << 20)), kThreads, 0,
-                   stream>>>(input, block_size, chunks_per_block, chunk_moments, num_groups, channels_per_group, scale,
-                             bias, epsilon, blocks, norms);
+  ChannelsKernel<<<BlocksFor(blocks * 32), kThreads, 0, stream>>>(  // a warp per block
+      input, block_size, chunks_per_block, chunk_moments, num_groups, channels_per_group, scale, bias, epsilon, blocks,
+      norms);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the group normalization statistics kernel", stream));
   const int64_t count = planes * layout.spatial;
   const bool aligned = reinterpret_cast<uintptr_t>(input) % 16 == 0 && reinterpret_cast<uintptr_t>(output) % 16 == 0;

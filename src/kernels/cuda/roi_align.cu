@@ -85,12 +85,24 @@ __global__ void __launch_bounds__(kThreads, kRoiAlignBlocksPerSm)
   }
 }
 
+template <class Index>
+void LaunchRoiAlign(const RoiAlignParams& params, const float* rois, int64_t batch, const float* input,
+                    int64_t channels, int64_t height, int64_t width, int64_t tiles_per_roi, int64_t tiles,
+                    unsigned int blocks, float* output, Stream stream) {
+  const auto h = static_cast<Index>(height), w = static_cast<Index>(width);
+  if (params.mode == RoiPoolMode::kAvg) {
+    RoiAlignKernel<Index, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels, h,
+                                                                             w, tiles_per_roi, tiles, output);
+  } else {
+    RoiAlignKernel<Index, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels, h,
+                                                                             w, tiles_per_roi, tiles, output);
+  }
+}
+
 }  // namespace
 
 Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
-                int64_t width, const float* rois, int64_t num_rois, float* output, ScratchAllocator& device_scratch,
-                Stream stream) {
-  (void)device_scratch;  // the plans live in each block's shared memory
+                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream) {
   ClearStaleError();
   if (num_rois == 0 || channels == 0 || params.output_height * params.output_width == 0) return Status::Ok();
   const int64_t tiles_per_roi = (channels + kRoiTileChannels - 1) / kRoiTileChannels;
@@ -99,24 +111,12 @@ Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch,
   // A tile's element count (32 channels x out_h * out_w, which the op allows up to 2^31) and the map's
   // plane take 64-bit indices only where 32 bits cannot hold them.
   const bool tile_fits_int32 = FitsInt32(kRoiTileChannels * params.output_height * params.output_width);
-  const bool avg = params.mode == RoiPoolMode::kAvg;
   if (tile_fits_int32 && FitsInt32(height * width)) {
-    const auto h = static_cast<int32_t>(height), w = static_cast<int32_t>(width);
-    if (avg) {
-      RoiAlignKernel<int32_t, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
-                                                                                 h, w, tiles_per_roi, tiles, output);
-    } else {
-      RoiAlignKernel<int32_t, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
-                                                                                 h, w, tiles_per_roi, tiles, output);
-    }
-  } else if (avg) {
-    RoiAlignKernel<int64_t, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
-                                                                               height, width, tiles_per_roi, tiles,
-                                                                               output);
+    LaunchRoiAlign<int32_t>(params, rois, batch, input, channels, height, width, tiles_per_roi, tiles, blocks, output,
+                            stream);
   } else {
-    RoiAlignKernel<int64_t, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels,
-                                                                               height, width, tiles_per_roi, tiles,
-                                                                               output);
+    LaunchRoiAlign<int64_t>(params, rois, batch, input, channels, height, width, tiles_per_roi, tiles, blocks, output,
+                            stream);
   }
   return LaunchStatus("the RoIAlign kernel", stream);
 }

@@ -87,6 +87,12 @@ OPBRIDGE_HD inline float SampleCoordinate(float start, float bin, Index b, Index
   return start + b * bin + (static_cast<float>(i) + 0.5f) * bin / static_cast<float>(grid);
 }
 
+// The tap of sample i of bin b along an axis of `size` pixels (grid samples a bin).
+template <class Index>
+OPBRIDGE_HD inline AxisTapOf<Index> SampleTap(float start, float bin, Index b, Index i, Index grid, Index size) {
+  return MakeAxisTap<Index>(SampleCoordinate<Index>(start, bin, b, i, grid), size);
+}
+
 // The sample at the taps (y, x) of a plane: torchvision's w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4
 // with w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx; 0 outside the map.
 template <class Index>
@@ -160,14 +166,13 @@ template <class Index>
 OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry& g, const float* plane, Index height,
                                      Index width, Index ph, Index pw) {
   const Index grid_h = GridRows<Index>(g), grid_w = GridColumns<Index>(g);
-  return PoolBin<Index>(
-      p.mode, grid_h, grid_w, BinSampleCount(g), plane, width,
-      [&](Index iy) { return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_h, g.bin_h, ph, iy, grid_h), height); },
-      [&](Index ix) { return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_w, g.bin_w, pw, ix, grid_w), width); });
+  return PoolBin<Index>(p.mode, grid_h, grid_w, BinSampleCount(g), plane, width,
+                        [&](Index iy) { return SampleTap<Index>(g.start_h, g.bin_h, ph, iy, grid_h, height); },
+                        [&](Index ix) { return SampleTap<Index>(g.start_w, g.bin_w, pw, ix, grid_w, width); });
 }
 
-// What the CUDA kernels need of one RoI for every output element of it, computed once per RoI by a
-// pre-pass (RoIAlign has channels x bins elements per RoI; recomputing the grid, the sample budget's
+// What the CUDA kernels need of one RoI for every output element of it, computed once per RoI (by a
+// pre-pass for the multi-level ops, by each thread block for RoIAlign) (RoIAlign has channels x bins elements per RoI; recomputing the grid, the sample budget's
 // 64-bit divisions and, for the multi-level ops, a float64 level per element cost more than the
 // element's own reads).
 struct RoiPlan {
@@ -207,6 +212,14 @@ OPBRIDGE_HD inline RoiElement<Index> RoiElementOf(Index bins, Index channels, In
   return {row / channels, row % channels, index - row * bins};
 }
 
+// Channel c's plane of a pooling RoI's image in data [batch, channels, height, width] (the offset in
+// 64 bits).
+template <class Index>
+OPBRIDGE_HD inline const float* RoiPlane(const RoiPlan& plan, const float* data, int64_t channels, Index height,
+                                         Index width, int64_t c) {
+  return data + (plan.image * channels + c) * static_cast<int64_t>(height) * width;
+}
+
 // The value of bin `bin` (ph * out_w + pw) of channel c of a RoI with plan `plan`, pooled from the
 // map data [batch, channels, height, width]: NaN for kNan, 0 for kZero, else RoiAlignBin. Index
 // must hold height * width (the plane's offset is computed in 64 bits).
@@ -215,9 +228,9 @@ OPBRIDGE_HD inline float RoiPlanValue(const RoiAlignParams& p, const RoiPlan& pl
                                       Index height, Index width, int64_t c, Index bin) {
   if (plan.kind == RoiPlan::kNan) return NAN;
   if (plan.kind != RoiPlan::kPool) return 0.0f;
-  const float* plane = data + (plan.image * channels + c) * static_cast<int64_t>(height) * width;
   const Index out_w = static_cast<Index>(p.output_width);
-  return RoiAlignBin<Index>(p, plan.geometry, plane, height, width, bin / out_w, bin % out_w);
+  return RoiAlignBin<Index>(p, plan.geometry, RoiPlane<Index>(plan, data, channels, height, width, c), height, width,
+                            bin / out_w, bin % out_w);
 }
 
 // ---- RoIAlign's CUDA kernel: a thread block per (RoI, channel tile) ---------------------------------
@@ -237,12 +250,12 @@ OPBRIDGE_HD inline bool RoiTapsFit(const RoiAlignParams& p, const RoiPlan& plan)
 template <class Index>
 OPBRIDGE_HD inline AxisTapOf<Index> RoiRowTap(const RoiGeometry& g, Index height, Index t) {
   const Index grid_h = GridRows<Index>(g);
-  return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_h, g.bin_h, t / grid_h, t % grid_h, grid_h), height);
+  return SampleTap<Index>(g.start_h, g.bin_h, t / grid_h, t % grid_h, grid_h, height);
 }
 template <class Index>
 OPBRIDGE_HD inline AxisTapOf<Index> RoiColumnTap(const RoiGeometry& g, Index width, Index t) {
   const Index grid_w = GridColumns<Index>(g);
-  return MakeAxisTap<Index>(SampleCoordinate<Index>(g.start_w, g.bin_w, t / grid_w, t % grid_w, grid_w), width);
+  return SampleTap<Index>(g.start_w, g.bin_w, t / grid_w, t % grid_w, grid_w, width);
 }
 
 // Bin `bin` of channel c of a RoI whose taps fit (RoiTapsFit), from its row and column taps.
@@ -255,7 +268,7 @@ OPBRIDGE_HD inline float RoiTappedValue(const RoiAlignParams& p, const RoiPlan& 
   const Index out_w = static_cast<Index>(p.output_width);
   const AxisTapOf<Index>* bin_rows = rows + (bin / out_w) * grid_h;
   const AxisTapOf<Index>* bin_columns = columns + (bin % out_w) * grid_w;
-  const float* plane = data + (plan.image * channels + c) * static_cast<int64_t>(height) * width;
+  const float* plane = RoiPlane<Index>(plan, data, channels, height, width, c);
   return PoolBin<Index>(p.mode, grid_h, grid_w, BinSampleCount(g), plane, width,
                         [&](Index iy) { return bin_rows[iy]; }, [&](Index ix) { return bin_columns[ix]; });
 }
