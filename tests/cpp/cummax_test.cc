@@ -6,12 +6,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/corner_pool.h"
+#include "kernels/shared/extreme_scan.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -220,6 +223,142 @@ TEST(CumMax, ThreadCountDoesNotChangeResults) {
   const auto threaded = RunCumMax(y, wide, 0, Extreme::kMax, testing::ThreadedTaskRunner(2));
   EXPECT_TRUE(SameBits(serial.values, threaded.values));
   EXPECT_EQ(serial.indices, threaded.indices);
+}
+
+// The GPU's scan (kernels/cuda/cummax.cu) run on the host, kernel by kernel and thread by thread:
+// lines cut into segments of `length` steps (any length: the kernels take any); with more than one
+// segment, a first pass writes each segment's result, the results ([outer, segments, inner]) are
+// scanned the same way, and a second pass scans each segment from the result before it. inner > 1:
+// a thread per (line, segment) running shared::ScanSegment; inner = 1: a warp per (line, segment),
+// 32 elements at a time, scanned over the lanes level by level as __shfl_up_sync does (each level
+// reads the lanes' values from before it), joined to the carry, the carry then taken from the last
+// valid lane.
+template <Extreme kWhich, class T>
+void DeviceScan(const T* in, const int64_t* steps_in, const ScanLayout& layout, bool reverse, int64_t length,
+                T* values, int64_t* steps_out) {
+  using Run = shared::ExtremeRun<T>;
+  const int64_t outer = layout.outer, steps = layout.steps, inner = layout.inner;
+  if (outer == 0 || steps == 0 || inner == 0) return;
+  const int64_t segments = (steps + length - 1) / length;
+  std::vector<T> total_values;
+  std::vector<int64_t> total_steps;
+  if (segments > 1) {
+    total_values.resize(outer * segments * inner);
+    total_steps.resize(total_values.size());
+  }
+  // pass 0 writes the segments' results (only with segments > 1), pass 1 the outputs.
+  for (int pass = segments > 1 ? 0 : 1; pass < 2; ++pass) {
+    const bool totals = pass == 0;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t segment = 0; segment < segments; ++segment) {
+        const int64_t begin = segment * length, end = std::min(steps, begin + length);
+        const int64_t at_result = (o * segments + segment) * inner;  // + j
+        bool has_carry = !totals && segment > 0;
+        if (inner > 1) {
+          for (int64_t j = 0; j < inner; ++j) {
+            shared::ScanLine<T, int64_t> line{in, steps_in, totals ? nullptr : values, totals ? nullptr : steps_out,
+                                              o * steps * inner + j + (reverse ? (steps - 1) * inner : 0),
+                                              reverse ? -inner : inner};
+            Run carry{};
+            if (has_carry) carry = {total_values[at_result + j - inner], total_steps[at_result + j - inner]};
+            const Run run = shared::ScanSegment<kWhich>(line, begin, end, has_carry, carry);
+            if (totals) {
+              total_values[at_result + j] = run.value;
+              total_steps[at_result + j] = run.step;
+            }
+          }
+          continue;
+        }
+        const int64_t base = o * steps + (reverse ? steps - 1 : 0), stride = reverse ? -1 : 1;
+        Run carry{};
+        if (has_carry) carry = {total_values[at_result - 1], total_steps[at_result - 1]};
+        for (int64_t first = begin; first < end; first += 32) {
+          Run lanes[32] = {};
+          for (int lane = 0; lane < 32; ++lane) {
+            const int64_t s = first + lane;
+            if (s < end) lanes[lane] = {in[base + s * stride], steps_in != nullptr ? steps_in[base + s * stride] : s};
+          }
+          for (int d = 1; d < 32; d *= 2) {
+            for (int lane = 31; lane >= d; --lane) lanes[lane] = shared::CombineRuns<kWhich>(lanes[lane - d], lanes[lane]);
+          }
+          for (int lane = 0; lane < 32; ++lane) {
+            if (has_carry) lanes[lane] = shared::CombineRuns<kWhich>(carry, lanes[lane]);
+            const int64_t s = first + lane;
+            if (s < end && !totals) {
+              values[base + s * stride] = lanes[lane].value;
+              if (steps_out != nullptr) steps_out[base + s * stride] = lanes[lane].step;
+            }
+          }
+          carry = lanes[std::min<int64_t>(31, end - 1 - first)];
+          has_carry = true;
+        }
+        if (totals) {
+          total_values[at_result] = carry.value;
+          total_steps[at_result] = carry.step;
+        }
+      }
+    }
+    if (totals) {  // the segments' results scanned in place, along the segments (in segments of >= 2)
+      DeviceScan<kWhich>(total_values.data(), total_steps.data(), ScanLayout{outer, segments, inner}, false,
+                         std::max<int64_t>(length, 2), total_values.data(), total_steps.data());
+    }
+  }
+}
+
+template <class T>
+void ExpectDeviceScanMatchesCpu(bool specials) {
+  unsigned seed = 100;
+  for (const Shape& shape : kShapes) {
+    const auto x = TieData<T>(NumElements(shape), seed++, specials);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      const ScanLayout layout = CumMaxLayout(shape, dim);
+      for (int64_t length : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{7}, int64_t{32}, int64_t{45}, layout.steps}) {
+        if (length < 1) continue;
+        for (Extreme extreme : {Extreme::kMax, Extreme::kMin}) {
+          const Result<T> cpu = RunCumMax(x, shape, dim, extreme, SerialTaskRunner());
+          Result<T> device{std::vector<T>(x.size(), T(7)), std::vector<int64_t>(x.size(), -7)};
+          if (extreme == Extreme::kMax) {
+            DeviceScan<Extreme::kMax>(x.data(), nullptr, layout, false, length, device.values.data(),
+                                      device.indices.data());
+          } else {
+            DeviceScan<Extreme::kMin>(x.data(), nullptr, layout, false, length, device.values.data(),
+                                      device.indices.data());
+          }
+          EXPECT_TRUE(SameBits(device.values, cpu.values)) << ShapeToString(shape) << " dim " << dim << " length " << length;
+          EXPECT_EQ(device.indices, cpu.indices) << ShapeToString(shape) << " dim " << dim << " length " << length;
+        }
+      }
+    }
+  }
+}
+
+// The CUDA kernels' scan, in segments of every size and both layouts, gives the CPU kernel's values
+// and indices exactly: NaN, ties, infinities and signed zeros (TieData), every dtype.
+TEST(CumMaxDeviceCode, SegmentedScansMatchTheCpuKernel) {
+  ExpectDeviceScanMatchesCpu<float>(true);
+  ExpectDeviceScanMatchesCpu<double>(true);
+  ExpectDeviceScanMatchesCpu<int32_t>(false);
+  ExpectDeviceScanMatchesCpu<int64_t>(false);
+}
+
+// Corner pooling's reverse scans (top, left) and forward ones, values only, in segments.
+TEST(CumMaxDeviceCode, CornerPoolScansMatchTheCpuKernel) {
+  for (const Shape& shape : {Shape{2, 3, 37, 29}, Shape{1, 2, 70, 5}, Shape{1, 1, 3, 90}}) {
+    const auto x = TieData<float>(NumElements(shape), 9, true);
+    for (int64_t mode = 0; mode < 4; ++mode) {
+      CornerPoolParams p;
+      p.mode = static_cast<CornerPoolMode>(mode);
+      std::vector<float> cpu(x.size()), device(x.size(), 7.0f);
+      ASSERT_TRUE(cpu::CornerPool(p, x.data(), shape, cpu.data(), SerialTaskRunner()).ok());
+      bool reverse = false;
+      const ScanLayout layout = CornerPoolLayout(shape, p.mode, &reverse);
+      for (int64_t length : {int64_t{1}, int64_t{4}, int64_t{33}, layout.steps}) {
+        DeviceScan<Extreme::kMax>(x.data(), nullptr, layout, reverse, length, device.data(), nullptr);
+        EXPECT_TRUE(SameBits(device, cpu)) << ShapeToString(shape) << " mode " << mode << " length " << length;
+      }
+    }
+  }
 }
 
 }  // namespace

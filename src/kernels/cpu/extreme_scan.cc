@@ -19,6 +19,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/shared/extreme_scan.h"
+
 namespace opbridge::cpu {
 namespace {
 
@@ -36,18 +38,6 @@ constexpr int64_t kRowAhead = 64;
 constexpr int64_t kPrefetchGroupBytes = 16384;
 constexpr int64_t kLine = 64;  // bytes per cache line
 
-// Whether x replaces the running extreme `best` (PyTorch's rule; see extreme_scan.h). Both
-// comparisons are evaluated (`|`, not `||`) so that the loops below have no branch.
-template <Extreme kWhich, class T>
-inline bool Replaces(T x, T best) {
-  const bool better = kWhich == Extreme::kMax ? x >= best : x <= best;
-  if constexpr (std::is_floating_point_v<T>) {
-    return better | (x != x);
-  } else {
-    return better;
-  }
-}
-
 // One step of `width` lanes: out = x where x replaces prev, else prev; out_index likewise with
 // `step` and prev_index.
 template <Extreme kWhich, class T>
@@ -56,7 +46,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void LanesStep(
     int64_t* __restrict out_index, int64_t width, int64_t step) {
   for (int64_t j = 0; j < width; ++j) {
     const T v = x[j], p = prev[j];
-    const bool take = Replaces<kWhich>(v, p);
+    const bool take = shared::ExtremeReplaces<kWhich>(v, p);
     const int64_t mask = -static_cast<int64_t>(take);
     out[j] = take ? v : p;
     out_index[j] = (step & mask) | (prev_index[j] & ~mask);
@@ -68,7 +58,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void LanesStepValues
     const T* __restrict x, const T* __restrict prev, T* __restrict out, int64_t width) {
   for (int64_t j = 0; j < width; ++j) {
     const T v = x[j], p = prev[j];
-    out[j] = Replaces<kWhich>(v, p) ? v : p;
+    out[j] = shared::ExtremeReplaces<kWhich>(v, p) ? v : p;
   }
 }
 
@@ -105,7 +95,7 @@ void RowSteps(const T* __restrict x, T* __restrict values, int64_t* __restrict i
   for (int64_t s = begin; s < steps; ++s) {
     const int64_t i = kReverse ? steps - 1 - s : s;
     const T v = x[i];
-    if (s == 0 || Replaces<kWhich>(v, best)) {
+    if (s == 0 || shared::ExtremeReplaces<kWhich>(v, best)) {
       best = v;
       best_step = s;
     }

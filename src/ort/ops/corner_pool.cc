@@ -12,14 +12,20 @@ Status CornerPoolOp::Create(const Attrs& attrs, std::unique_ptr<CornerPoolOp>* o
   return Status::Ok();
 }
 
+Status CornerPoolOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, float** output) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  OPBRIDGE_RETURN_IF_ERROR(CheckCornerPoolShape(input->shape));
+  void* data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, CornerPoolOutputShape(input->shape), &data));
+  *output = static_cast<float*>(data);
+  return Status::Ok();
+}
+
 Status CornerPoolOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(CheckCornerPoolShape(input.shape));
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, CornerPoolOutputShape(input.shape), &output));
-  return cpu::CornerPool(params_, input.Data<float>(), input.shape, static_cast<float*>(output),
-                         OrtTaskRunner(api, ctx));
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &output));
+  return cpu::CornerPool(params_, input.Data<float>(), input.shape, output, OrtTaskRunner(api, ctx));
 }
 
 Status CornerPoolOp::InferShape(const ShapeInference& infer) {

@@ -1,4 +1,4 @@
-// Corner pooling ORT glue.
+// Corner pooling ORT glue (CPU: corner_pool.cc; CUDA: corner_pool_cuda.cc).
 #pragma once
 
 #include <memory>
@@ -15,9 +15,13 @@ class CornerPoolOp {
   explicit CornerPoolOp(const CornerPoolParams& params) : params_(params) {}
   static Status Create(const Attrs& attrs, std::unique_ptr<CornerPoolOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // corner_pool_cuda.cc
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // What both providers do first: the input (its shape checked) and the allocated output.
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, float** output) const;
+
   CornerPoolParams params_;
 };
 

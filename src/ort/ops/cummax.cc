@@ -5,15 +5,6 @@
 #include "kernels/cpu/cummax.h"
 
 namespace opbridge::ort {
-namespace {
-
-template <class T>
-Status Run(const CumMaxParams& params, const InputTensor& input, void* values, void* indices, const TaskRunner& runner) {
-  return cpu::CumMax(params, input.Data<T>(), input.shape, static_cast<T*>(values), static_cast<int64_t*>(indices),
-                     runner);
-}
-
-}  // namespace
 
 template <Extreme kExtreme>
 Status CumExtremeOp<kExtreme>::Create(const Attrs& attrs, const OrtApi& api, const OrtKernelInfo* info,
@@ -30,23 +21,29 @@ Status CumExtremeOp<kExtreme>::Create(const Attrs& attrs, const OrtApi& api, con
 }
 
 template <Extreme kExtreme>
+Status CumExtremeOp<kExtreme>::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, void** values,
+                                       int64_t** indices) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  int64_t axis = 0;
+  OPBRIDGE_RETURN_IF_ERROR(WrapCumMaxDim(params_.dim, static_cast<int64_t>(input->shape.size()), &axis));
+  void* index_data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, input->shape, values));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, input->shape, &index_data));
+  *indices = static_cast<int64_t*>(index_data);
+  return Status::Ok();
+}
+
+template <Extreme kExtreme>
 Status CumExtremeOp<kExtreme>::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  int64_t axis = 0;
-  OPBRIDGE_RETURN_IF_ERROR(WrapCumMaxDim(params_.dim, static_cast<int64_t>(input.shape.size()), &axis));
   void* values = nullptr;
-  void* indices = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, input.shape, &values));
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, input.shape, &indices));
+  int64_t* indices = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &values, &indices));
   const OrtTaskRunner runner(api, ctx);
-  switch (input.type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return Run<float>(params_, input, values, indices, runner);
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return Run<double>(params_, input, values, indices, runner);
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return Run<int32_t>(params_, input, values, indices, runner);
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return Run<int64_t>(params_, input, values, indices, runner);
-    default: return CheckInputType(Attrs::Schema(), 0, input.type);  // an error: the types are checked before
-  }
+  return ForScanType(input.type, [&](auto type) {
+    using T = decltype(type);
+    return cpu::CumMax(params_, input.Data<T>(), input.shape, static_cast<T*>(values), indices, runner);
+  });
 }
 
 template <Extreme kExtreme>
