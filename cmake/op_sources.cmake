@@ -90,6 +90,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/group_norm_cuda.cc
   src/ort/ops/heatmaps_to_keypoints_cuda.cc
   src/ort/ops/instance_norm_cuda.cc
+  src/ort/ops/inverse_cuda.cc
   src/ort/ops/multi_level_roi_align_cuda.cc
   src/ort/ops/multi_scale_deformable_attention_cuda.cc
   src/ort/ops/multi_scale_roi_align_cuda.cc
@@ -105,6 +106,7 @@ set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
   src/kernels/cuda/grid_sample.cu
   src/kernels/cuda/group_norm.cu
   src/kernels/cuda/heatmaps_to_keypoints.cu
+  src/kernels/cuda/inverse.cu
   src/kernels/cuda/multi_level_roi_align.cu
   src/kernels/cuda/multi_scale_deformable_attention.cu
   src/kernels/cuda/nms.cu

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/inverse.h"
+#include "kernels/shared/inverse_lu.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -253,6 +254,91 @@ TEST(Inverse, SingularErrorNamesTheMatrix) {
   InverseParams p;
   EXPECT_TRUE(MakeInverseParams(0, &p).ok());
   EXPECT_FALSE(p.check_errors);
+}
+
+// The CUDA kernel (kernels/cuda/inverse.cu) on one matrix, on the host, phase by phase: the pivot of
+// each step searched by 32 lanes (each its rows k + lane, k + lane + 32, ...) and combined over 5
+// butterfly levels of shared::BetterPivot, as __shfl_xor_sync does (each level reads the lanes'
+// candidates from before it); the swap, the multipliers and the trailing update; then each column
+// of X = P I solved down by one thread.
+void DeviceInvert(const float* in, int64_t m, float* out, int32_t* info) {
+  const int64_t s = m + 1;
+  std::vector<float> a(m * s), x(m * m);
+  std::vector<int32_t> perm(m);
+  for (int64_t e = 0; e < m * m; ++e) a[(e / m) * s + e % m] = in[e];
+  for (int64_t i = 0; i < m; ++i) perm[i] = static_cast<int32_t>(i);
+  *info = 0;
+  for (int32_t k = 0; k < m; ++k) {
+    int32_t p = k;
+    if (!std::isnan(a[k * s + k])) {
+      shared::PivotCandidate lanes[32];
+      for (int32_t lane = 0; lane < 32; ++lane) {
+        lanes[lane] = {-2.0f, INT32_MAX};
+        for (int32_t r = k + lane; r < m; r += 32) {
+          lanes[lane] = shared::BetterPivot(lanes[lane], shared::MakePivotCandidate(a[r * s + k], r, k));
+        }
+      }
+      for (int d = 16; d > 0; d /= 2) {
+        shared::PivotCandidate next[32];
+        for (int lane = 0; lane < 32; ++lane) next[lane] = shared::BetterPivot(lanes[lane], lanes[lane ^ d]);
+        std::copy(next, next + 32, lanes);
+      }
+      p = lanes[0].row;
+    }
+    if (p != k) {
+      for (int64_t c = 0; c < m; ++c) std::swap(a[k * s + c], a[p * s + c]);
+      std::swap(perm[k], perm[p]);
+    }
+    const float pivot = a[k * s + k];
+    if (pivot == 0.0f && *info == 0) *info = k + 1;
+    const float reciprocal = 1.0f / pivot;
+    for (int64_t i = k + 1; i < m; ++i) a[i * s + k] = shared::InverseMultiplier(a[i * s + k], pivot, reciprocal);
+    for (int64_t i = k + 1; i < m; ++i) {
+      for (int64_t c = k + 1; c < m; ++c) a[i * s + c] -= a[i * s + k] * a[k * s + c];
+    }
+  }
+  for (int64_t c = 0; c < m; ++c) {
+    shared::SolveInverseColumn(a.data(), static_cast<int>(s), perm.data(), static_cast<int>(m), static_cast<int>(c),
+                               x.data());
+  }
+  std::copy(x.begin(), x.end(), out);
+}
+
+// The GPU's inverses and info are the CPU kernel's bits, on both CPU paths (order <= 8 and above),
+// for well-conditioned, pivoting, singular, NaN, infinite, tie-heavy (pivot magnitudes equal across
+// rows and in opposite signs: the first row must win) and subnormal-pivot matrices.
+TEST(InverseDeviceCode, MatchesTheCpuKernelBitForBit) {
+  for (int64_t m : {1, 2, 3, 4, 5, 8, 9, 16, 17, 33, 40, 70}) {
+    std::vector<float> all = RandomMatrices(3, m, 0.0f, static_cast<unsigned>(m));
+    const auto pivoting = PivotingMatrices(2, m, static_cast<unsigned>(m + 1));
+    all.insert(all.end(), pivoting.begin(), pivoting.end());
+    std::vector<float> ties(m * m);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < m; ++j) ties[i * m + j] = static_cast<float>(((i * 7 + j * 3) % 5) - 2) * ((i % 2) ? 1 : -1);
+    }
+    all.insert(all.end(), ties.begin(), ties.end());
+    std::vector<float> zero(m * m, 0.0f);
+    all.insert(all.end(), zero.begin(), zero.end());
+    auto nan = RandomMatrices(1, m, 2.0f, 11);
+    nan[(m - 1) * m] = std::numeric_limits<float>::quiet_NaN();  // below the first pivot
+    all.insert(all.end(), nan.begin(), nan.end());
+    auto nan_diagonal = RandomMatrices(1, m, 2.0f, 12);
+    nan_diagonal[0] = std::numeric_limits<float>::quiet_NaN();
+    all.insert(all.end(), nan_diagonal.begin(), nan_diagonal.end());
+    auto infinite = RandomMatrices(1, m, 2.0f, 13);
+    infinite[m * m / 2] = std::numeric_limits<float>::infinity();
+    all.insert(all.end(), infinite.begin(), infinite.end());
+    auto tiny = RandomMatrices(1, m, 0.0f, 14);
+    for (auto& v : tiny) v *= 1e-39f;  // subnormal: the multipliers divide instead of multiplying
+    all.insert(all.end(), tiny.begin(), tiny.end());
+    const int64_t batch = static_cast<int64_t>(all.size()) / (m * m);
+    const Result cpu = Invert(all, m);
+    std::vector<float> device(all.size());
+    std::vector<int32_t> device_info(batch);
+    for (int64_t b = 0; b < batch; ++b) DeviceInvert(all.data() + b * m * m, m, device.data() + b * m * m, &device_info[b]);
+    EXPECT_EQ(0, std::memcmp(device.data(), cpu.inverse.data(), device.size() * sizeof(float))) << "order " << m;
+    EXPECT_EQ(device_info, cpu.info) << "order " << m;
+  }
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // reference LAPACK/BLAS order of operations, in float32:
 //   factorization (getf2): at step k the pivot is the first row r >= k with the largest |a[r][k]|;
 //     rows k and r are swapped whole; a[i][k] becomes the multiplier a[i][k] * (1 / pivot) (see
-//     Multiplier; left unscaled when the pivot is 0, which is then LAPACK's info = k + 1); every
+//     shared::InverseMultiplier; left unscaled when the pivot is 0, which is then LAPACK's info = k + 1); every
 //     later row is updated a[i][c] -= a[i][k] * a[k][c];
 //   forward substitution (trsm, unit lower): for k ascending, x[i] -= l[i][k] * x[k] for i > k;
 //   back substitution (trsm, upper): for i descending, x[i] /= u[i][i], then x[r] -= u[r][i] * x[i]
@@ -32,6 +32,8 @@
 #include <limits>
 #include <new>
 
+#include "kernels/shared/inverse_lu.h"
+
 namespace opbridge::cpu {
 namespace {
 
@@ -46,14 +48,6 @@ constexpr int64_t kGroupsPerTask = 16;
 constexpr int64_t kWorkPerTask = int64_t{1} << 17;
 // Row stride of the one-matrix path's working copies, in floats: 64 bytes.
 constexpr int64_t kRowAlign = 16;
-
-// A multiplier of L, as getf2 scales the pivot's column: value * (1 / pivot) when the reciprocal
-// cannot overflow (|pivot| >= FLT_MIN), else value / pivot; a zero pivot leaves the column as it
-// is (all zeros, unless NaN).
-OPBRIDGE_INLINE float Multiplier(float value, float pivot, float reciprocal) {
-  if (std::fabs(pivot) >= std::numeric_limits<float>::min()) return value * reciprocal;
-  return pivot != 0.0f ? value / pivot : value;
-}
 
 // --- order <= 8: kLanes matrices per call ----------------------------------------------------------
 
@@ -111,7 +105,7 @@ OPBRIDGE_INLINE void InvertLaneGroup(const float* in, int64_t count, float* out,
     }
     const Lanes pivot = a[k][k];
     singular = Select((pivot == 0.0f) & (singular == 0.0f), Splat(k + 1), singular);
-    // The multipliers, as getf2 scales the column (see Multiplier).
+    // The multipliers, as getf2 scales the column (see shared::InverseMultiplier).
     const Lanes reciprocal = 1.0f / pivot;
     const LaneMask by_reciprocal = Abs(pivot) >= std::numeric_limits<float>::min();
     const LaneMask by_division = pivot != 0.0f;
@@ -216,7 +210,7 @@ OPBRIDGE_INLINE int32_t FactorLu(const Workspace& w, int64_t m) {
     const int64_t first_block = (k + 1) / kRowAlign * kRowAlign;
     for (int64_t i = k + 1; i < m; ++i) {
       float* row_i = u + i * s;
-      const float multiplier = Multiplier(row_i[k], pivot, reciprocal);
+      const float multiplier = shared::InverseMultiplier(row_i[k], pivot, reciprocal);
       l[i * s + k] = multiplier;
       SubtractScaledRow(row_i, row_k, multiplier, first_block, s);
     }

@@ -17,8 +17,8 @@
 //
 // Expected times on an H100 for the bench's cummax.rows ([1, 128, 256, 256], float32; values and
 // int64 indices: 33.5 MB read, 100 MB written, some 45 us of DRAM time at 3 TB/s): along dim 2
-// (inner 256) 32,768 lines of 256 steps, one pass of 1024 warps per... two segments per line (65,536
-// threads), each walking 128 steps with four loads in flight: some 50-60 us, bounded by DRAM; along
+// (inner 256) 32,768 lines of 256 steps, cut in two (65,536 threads, each walking 128 steps with four
+// loads in flight; the first pass reads the input once more): some 50-60 us, bounded by DRAM; along
 // dim 3 (inner 1) 32,768 warps, one per row, 8 iterations of a load and a 5-level shuffle scan
 // (about 50 instructions): some 13 us of issue under 45 us of traffic. torch.cummax: 0.088 and
 // 0.144 ms on an H200 (gpu.md). The longest dependent chain is one segment's walk (at most 128

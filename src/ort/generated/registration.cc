@@ -127,6 +127,7 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<TutorialGroupNormOp>("mydomain", "mygroupnorm", "group_norm"),
       CudaOp<TutorialGroupNormOp>("mydomain", "testgroupnorm", "group_norm"),
       CudaOp<TutorialGroupNormOp>("org.pytorch.mydomain", "testgroupnorm", "group_norm"),
+      CudaOp<InverseOp>("opbridge", "Inverse", "inverse"),
       CudaOp<MultiScaleDeformableAttentionOp>("opbridge", "MultiScaleDeformableAttention", "multi_scale_deformable_attention"),
       CudaOp<MmdeployMultiScaleDeformableAttentionOp>("mmdeploy", "MMCVMultiScaleDeformableAttention", "multi_scale_deformable_attention"),
       CudaOp<GridPriorsOp>("opbridge", "GridPriors", "grid_priors"),

@@ -13,31 +13,41 @@ Status InverseOp::Create(const Attrs& attrs, std::unique_ptr<InverseOp>* op) {
   return Status::Ok();
 }
 
-Status InverseOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor input;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(CheckInverseShape(input.shape));
+Status InverseOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, Call* call) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &call->input));
+  const Shape& shape = call->input.shape;
+  OPBRIDGE_RETURN_IF_ERROR(CheckInverseShape(shape));
+  call->batch = InverseBatch(shape);
+  call->order = InverseOrder(shape);
   size_t outputs = 0;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetOutputCount(ctx, &outputs)));
   void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, input.shape, &output));
-  const int64_t batch = InverseBatch(input.shape), order = InverseOrder(input.shape);
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, shape, &output));
+  call->output = static_cast<float*>(output);
+  if (outputs > 1) {
+    void* info = nullptr;
+    OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, InverseInfoShape(shape), &info));
+    call->info = static_cast<int32_t*>(info);
+  }
+  return Status::Ok();
+}
+
+Status InverseOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  Call call;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &call));
   // Without matrices, or with 0 x 0 ones (which are never singular), only an info output needs
   // writing: no scratch for a huge count of empty matrices.
-  if ((batch == 0 || order == 0) && outputs == 1) return Status::Ok();
+  if ((call.batch == 0 || call.order == 0) && call.info == nullptr) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   // The kernel always reports every matrix's info: into the info output when the node has it,
   // else into scratch memory (check_errors reads it).
-  void* info = nullptr;
-  if (outputs > 1) OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, InverseInfoShape(input.shape), &info));
-  ScratchBlock info_scratch(scratch, info == nullptr ? sizeof(int32_t) * batch : 0);
-  if (info == nullptr) info = info_scratch.data();
-  if (info == nullptr) return Status::Error("out of memory for ", batch, " matrices' info");
-  OPBRIDGE_RETURN_IF_ERROR(cpu::Inverse(input.Data<float>(), batch, order,
-                                        static_cast<float*>(output), static_cast<int32_t*>(info), scratch,
+  ScratchBlock info_scratch(scratch, call.info == nullptr ? sizeof(int32_t) * call.batch : 0);
+  int32_t* info = call.info != nullptr ? call.info : static_cast<int32_t*>(info_scratch.data());
+  if (info == nullptr) return Status::Error("out of memory for ", call.batch, " matrices' info");
+  OPBRIDGE_RETURN_IF_ERROR(cpu::Inverse(call.input.Data<float>(), call.batch, call.order, call.output, info, scratch,
                                         OrtTaskRunner(api, ctx)));
-  if (params_.check_errors) return CheckInverseInfo(input.shape, static_cast<const int32_t*>(info));
+  if (params_.check_errors) return CheckInverseInfo(call.input.shape, info);
   return Status::Ok();
 }
 

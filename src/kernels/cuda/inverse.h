@@ -1,0 +1,27 @@
+// Matrix inverse CUDA kernel (float32, batched, row-major). Framework-free: raw device pointers,
+// sizes, device scratch and a stream.
+#pragma once
+
+#include <stdint.h>
+
+#include "core/scratch.h"
+#include "core/status.h"
+#include "kernels/cuda/cuda_status.h"
+
+namespace opbridge::cuda {
+
+// The largest order the kernel takes: m * (m + 1) (a matrix's padded elements) fits 32 bits.
+constexpr int64_t kInverseMaxOrder = 46340;
+
+// cpu::Inverse's outputs bit for bit (the same chain of float operations per element): `batch`
+// matrices of order m, input and output batch x m x m in device memory; info[b] (device memory) is
+// LAPACK's code of matrix b, 0 or k + 1 for a zero pivot at step k. scratch: working memory for
+// orders too large for shared memory. An order above kInverseMaxOrder is an error.
+Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int32_t* info, ScratchAllocator& scratch,
+               Stream stream);
+
+// Copies info (batch values in device memory) to host_info once the stream has computed it, and
+// waits for it: the check of check_errors reads it on the host.
+Status CopyInfoToHost(const int32_t* info, int64_t batch, int32_t* host_info, Stream stream);
+
+}  // namespace opbridge::cuda
