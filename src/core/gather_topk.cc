@@ -45,7 +45,7 @@ Status CheckGatherTopkIndices(const Index* indices, const Shape& indices_shape, 
   const int64_t count = NumElements(indices_shape);
   for (int64_t i = 0; i < count; ++i) {
     const int64_t v = indices[i];
-    if (v >= -candidates && v < candidates) continue;
+    if (GatherTopkSource(v, candidates) >= 0) continue;
     const std::string where = "indices" + ShapeToString(UnravelIndex(i, indices_shape));  // "indices[1, 7]"
     if (candidates == 0) {
       return Status::Error(where, " = ", v, " picks from data's axis ", gathered_axis,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/shape.h"
 #include "core/status.h"
 
@@ -30,6 +31,12 @@ GatherTopkLayout MakeGatherTopkLayout(const Shape& data, const Shape& indices);
 
 // Data rule: every index is in [-candidates, candidates), a negative one counting from the end as
 // in PyTorch's indexing. The error names the first index out of range by its position.
+// GatherTopkSource is the rule for one index, host and device: the row it picks along the gathered
+// axis, or -1 when it is out of range.
+OPBRIDGE_HD inline int64_t GatherTopkSource(int64_t index, int64_t candidates) {
+  if (index < -candidates || index >= candidates) return -1;
+  return index < 0 ? index + candidates : index;
+}
 template <class Index>
 Status CheckGatherTopkIndices(const Index* indices, const Shape& indices_shape, int64_t candidates,
                               int64_t gathered_axis);

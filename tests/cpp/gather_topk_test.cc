@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -90,6 +91,41 @@ TEST(GatherTopkChecks, Shapes) {
   EXPECT_FALSE(CheckGatherTopkShapes({2, 10}, {}, &out).ok());
   EXPECT_FALSE(CheckGatherTopkShapes({10}, {1, 3}, &out).ok());
   EXPECT_FALSE(CheckGatherTopkShapes({2, 10, 4}, {3, 3}, &out).ok());
+}
+
+// The CUDA kernel's threads (kernels/cuda/gather_topk.cu) run on the host: thread e copies output
+// element e from the row its index picks (GatherTopkSource), or, for a bad index, leaves it and
+// records the row (the atomicMin of the first element's thread): the CPU kernel's output where the
+// indices are good, and the first bad index's flat position, the one CheckGatherTopkIndices names.
+TEST(GatherTopkDeviceCode, MatchesTheCpuKernelAndFindsTheFirstBadIndex) {
+  const GatherTopkLayout layout{3, 7, 5, 4};
+  std::mt19937 rng(5);
+  std::vector<uint32_t> data(layout.batch * layout.candidates * layout.row);
+  for (auto& v : data) v = static_cast<uint32_t>(rng());
+  std::vector<int64_t> indices = {0, -7, 6, 3, -1, 2, 2, 2, -3, 4, 6, 5, 0, 1, -2};
+  const int64_t count = layout.batch * layout.picks * layout.row;
+  std::vector<uint32_t> cpu(count), device(count);
+  ASSERT_TRUE(cpu::GatherTopk(data.data(), 4, indices.data(), layout, cpu.data(), SerialTaskRunner()).ok());
+  uint64_t first_bad = ~0ull;
+  for (int32_t e = 0; e < count; ++e) {
+    const int32_t r = e / layout.row, c = e - r * layout.row;
+    const int64_t source = GatherTopkSource(indices[r], layout.candidates);
+    if (source < 0) {
+      if (c == 0) first_bad = std::min<uint64_t>(first_bad, r);
+      continue;
+    }
+    device[e] = data[((r / layout.picks) * layout.candidates + source) * layout.row + c];
+  }
+  EXPECT_EQ(device, cpu);
+  EXPECT_EQ(first_bad, ~0ull);
+  indices[11] = 7;  // flat position 11: indices[2, 1]
+  indices[13] = -8;
+  for (int64_t r = 0; r < layout.batch * layout.picks; ++r) {
+    if (GatherTopkSource(indices[r], layout.candidates) < 0) first_bad = std::min<uint64_t>(first_bad, r);
+  }
+  EXPECT_EQ(first_bad, 11u);
+  EXPECT_EQ(CheckGatherTopkIndices(indices.data(), {3, 5}, layout.candidates, 1).message().substr(0, 19),
+            "indices[2, 1] = 7 i");
 }
 
 }  // namespace

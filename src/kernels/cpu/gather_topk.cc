@@ -19,8 +19,7 @@ void GatherRows(const Word* data, const Index* indices, const GatherTopkLayout& 
                 int64_t end_row, Word* output) {
   const int64_t row = layout.row, picks = layout.picks, candidates = layout.candidates;
   for (int64_t r = first_row; r < end_row; ++r) {
-    int64_t source = indices[r];
-    if (source < 0) source += candidates;
+    const int64_t source = GatherTopkSource(indices[r], candidates);  // in range: checked before
     const Word* from = data + ((r / picks) * candidates + source) * row;
     Word* to = output + r * row;
     if (row == 1) {

@@ -36,6 +36,12 @@ Status LaunchStatus(const char* kernel, Stream stream) {
   return CudaError(cudaStreamSynchronize(stream), kernel);
 }
 
+Status CopyToHost(void* host, const void* device, size_t bytes, Stream stream, const char* what) {
+  if (bytes == 0) return Status::Ok();
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream), what));
+  return CudaError(cudaStreamSynchronize(stream), what);
+}
+
 Status SetDevice(int device) {
   int current = -1;
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaGetDevice(&current), "cudaGetDevice"));

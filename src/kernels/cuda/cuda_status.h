@@ -8,6 +8,7 @@
 // OPBRIDGE_CUDA_SYNC=1 asks for a check after every launch (launch.cuh).
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <string>
@@ -26,6 +27,11 @@ using Stream = CUstream_st*;  // cudaStream_t
 // cudaSetDevice only when the device differs: cudaSetDevice binds the thread to the device's
 // primary context, which would replace a context the host application made current itself.
 Status SetDevice(int device);
+
+// Copies `bytes` bytes from device memory to host memory once `stream` has computed them, and waits
+// for the copy: for the few ops whose success depends on values the GPU computes or holds (the error
+// is then the CPU op's, word for word). `what` names the copy in an error.
+Status CopyToHost(void* host, const void* device, size_t bytes, Stream stream, const char* what);
 
 // The CUDA version this library's (static) runtime was built as, e.g. 13000 for 13.0.
 int RuntimeCudaVersion();

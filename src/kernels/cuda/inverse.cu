@@ -177,11 +177,4 @@ Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int3
   return LaunchStatus("the inverse kernel", stream);
 }
 
-Status CopyInfoToHost(const int32_t* info, int64_t batch, int32_t* host_info, Stream stream) {
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(
-      cudaMemcpyAsync(host_info, info, static_cast<size_t>(batch) * sizeof(int32_t), cudaMemcpyDeviceToHost, stream),
-      "copying the inverse's info to the host"));
-  return CudaError(cudaStreamSynchronize(stream), "the inverse kernel");
-}
-
 }  // namespace opbridge::cuda

@@ -20,8 +20,4 @@ constexpr int64_t kInverseMaxOrder = 46340;
 Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int32_t* info, ScratchAllocator& scratch,
                Stream stream);
 
-// Copies info (batch values in device memory) to host_info once the stream has computed it, and
-// waits for it: the check of check_errors reads it on the host.
-Status CopyInfoToHost(const int32_t* info, int64_t batch, int32_t* host_info, Stream stream);
-
 }  // namespace opbridge::cuda

@@ -130,6 +130,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<InverseOp>("opbridge", "Inverse", "inverse"),
       CudaOp<MultiScaleDeformableAttentionOp>("opbridge", "MultiScaleDeformableAttention", "multi_scale_deformable_attention"),
       CudaOp<MmdeployMultiScaleDeformableAttentionOp>("mmdeploy", "MMCVMultiScaleDeformableAttention", "multi_scale_deformable_attention"),
+      CudaOp<GatherTopkOp>("opbridge", "GatherTopk", "gather_topk"),
+      CudaOp<GatherTopkOp>("mmdeploy", "GatherTopk", "gather_topk"),
       CudaOp<GridPriorsOp>("opbridge", "GridPriors", "grid_priors"),
       CudaOp<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
       CudaOp<BicubicInterpolateOp>("opbridge", "BicubicInterpolate", "bicubic_interpolate"),

@@ -1,20 +1,10 @@
 // Gather of top-k rows ORT glue: opbridge::GatherTopk and mmdeploy::GatherTopk.
 #include "ort/ops/gather_topk.h"
 
-#include "core/gather_topk.h"
 #include "kernels/cpu/gather_topk.h"
 
 namespace opbridge::ort {
 namespace {
-
-template <class Index>
-Status Gather(const InputTensor& data, const InputTensor& indices, int element_bytes, void* output,
-              const TaskRunner& runner) {
-  const GatherTopkLayout layout = MakeGatherTopkLayout(data.shape, indices.shape);
-  const int64_t axis = static_cast<int64_t>(indices.shape.size()) - 1;
-  OPBRIDGE_RETURN_IF_ERROR(CheckGatherTopkIndices(indices.Data<Index>(), indices.shape, layout.candidates, axis));
-  return cpu::GatherTopk(data.data, element_bytes, indices.Data<Index>(), layout, output, runner);
-}
 
 // The element type ORT gave output `index`, already allocated with `shape`.
 Status OutputType(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
@@ -36,31 +26,41 @@ Status GatherTopkOp::Create(const Attrs& attrs, std::unique_ptr<GatherTopkOp>* o
   return Status::Ok();
 }
 
-Status GatherTopkOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor data, indices;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &data));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &indices));
+Status GatherTopkOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, Call* call) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &call->data));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &call->indices));
   Shape output_shape;
-  OPBRIDGE_RETURN_IF_ERROR(CheckGatherTopkShapes(data.shape, indices.shape, &output_shape));
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, output_shape, &output));
+  OPBRIDGE_RETURN_IF_ERROR(CheckGatherTopkShapes(call->data.shape, call->indices.shape, &output_shape));
+  call->layout = MakeGatherTopkLayout(call->data.shape, call->indices.shape);
+  call->gathered_axis = static_cast<int64_t>(call->indices.shape.size()) - 1;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, output_shape, &call->output));
   // ORT types an output of "any type" like the node's last such input (indices) unless shape
   // inference sets it, which needs data's rank: a model that hides the rank gets an error, not
   // data copied into a buffer of another dtype.
   ONNXTensorElementDataType output_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   OPBRIDGE_RETURN_IF_ERROR(OutputType(api, ctx, 0, output_shape, &output_type));
-  if (output_type != data.type) {
-    return Status::Error("ORT typed the output ", DtypeName(output_type), " where data is ", DtypeName(data.type),
+  const ONNXTensorElementDataType data_type = call->data.type;
+  if (output_type != data_type) {
+    return Status::Error("ORT typed the output ", DtypeName(output_type), " where data is ", DtypeName(data_type),
                          ": it does so when data's rank is unknown at session creation; give the model's data ",
                          "input a shape (its rank at least) so that shape inference types the output");
   }
-  const int element_bytes =
-      data.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || data.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? 4 : 8;
+  call->element_bytes =
+      data_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || data_type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 ? 4 : 8;
+  return Status::Ok();
+}
+
+Status GatherTopkOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  Call call;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &call));
   const OrtTaskRunner runner(api, ctx);
-  if (indices.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32) {
-    return Gather<int32_t>(data, indices, element_bytes, output, runner);
-  }
-  return Gather<int64_t>(data, indices, element_bytes, output, runner);
+  return ForIndexType(call.indices.type, [&](auto type) {
+    using Index = decltype(type);
+    const Index* indices = call.indices.Data<Index>();
+    OPBRIDGE_RETURN_IF_ERROR(
+        CheckGatherTopkIndices(indices, call.indices.shape, call.layout.candidates, call.gathered_axis));
+    return cpu::GatherTopk(call.data.data, call.element_bytes, indices, call.layout, call.output, runner);
+  });
 }
 
 Status GatherTopkOp::InferShape(const ShapeInference& infer) {

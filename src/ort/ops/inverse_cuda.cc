@@ -23,7 +23,8 @@ Status InverseOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
                                          cuda.scratch(), cuda.stream()));
   if (!params_.check_errors || call.batch == 0) return Status::Ok();
   std::vector<int32_t> host_info(static_cast<size_t>(call.batch));
-  OPBRIDGE_RETURN_IF_ERROR(cuda::CopyInfoToHost(info, call.batch, host_info.data(), cuda.stream()));
+  OPBRIDGE_RETURN_IF_ERROR(cuda::CopyToHost(host_info.data(), info, host_info.size() * sizeof(int32_t), cuda.stream(),
+                                             "copying the inverse's info to the host"));
   return CheckInverseInfo(call.input.shape, host_info.data());
 }
 
