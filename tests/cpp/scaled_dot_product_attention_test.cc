@@ -12,7 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/exp_polynomial.h"
+#include "kernels/cpu/cpu_level.h"
+#include "kernels/shared/exp_polynomial.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -93,8 +94,8 @@ void CheckExp(double max_ulp) {
 }
 
 TEST(ScaledDotProductAttentionKernel, ExpNonPositiveIsWithinOneUlp) {
-  CheckExp<cpu::ExpNonPositive>(1.0);
-  CheckExp<cpu::ExpNonPositiveFused>(1.02);
+  CheckExp<shared::ExpNonPositive>(1.0);
+  CheckExp<shared::ExpNonPositiveFused>(1.02);
 }
 
 // The softmax at every x86-64 level this CPU runs: v3 and v4 give the same bits (both fuse the
@@ -157,6 +158,93 @@ TEST(ScaledDotProductAttentionChecks, Shapes) {
   EXPECT_FALSE(CheckAttentionShapes({2, 3, 4}, {2, 5, 4}, {2, 5, 4}, true, {3, 4}, &s).ok());
   EXPECT_TRUE(CheckAttentionShapes({2, 3, 4}, {2, 5, 4}, {2, 5, 4}, true, {2, 3, 5}, &s).ok());
   EXPECT_TRUE(s.mask_batched);
+}
+
+// The CUDA kernel's arithmetic (kernels/cuda/scaled_dot_product_attention.cu) on the host: every
+// score and output one fmaf chain from 0 in order (chain_gemm.cuh), q divided by the rounded root
+// first, the mask added after the chain; the softmax as half a warp runs it: lane l of 16 takes
+// elements l, l + 16, ... in order for the maximum and the sum of the fused exp, the lanes' sums
+// added as __shfl_down_sync's tree (lane l + width into lane l), then each weight times 1 / sum.
+void DeviceAttention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                     const float* mask, const AttentionSizes& s, std::vector<float>& out, std::vector<float>& attn) {
+  const float root = static_cast<float>(std::sqrt(static_cast<double>(s.embed)));
+  for (int64_t z = 0; z < s.batch; ++z) {
+    for (int64_t i = 0; i < s.queries; ++i) {
+      const int64_t row = z * s.queries + i;
+      float* a = attn.data() + row * s.keys;
+      for (int64_t j = 0; j < s.keys; ++j) {
+        float sum = 0.0f;
+        for (int64_t e = 0; e < s.embed; ++e) sum = std::fma(q[row * s.embed + e] / root, k[(z * s.keys + j) * s.embed + e], sum);
+        if (mask != nullptr) sum += mask[(s.mask_batched ? row : i) * s.keys + j];
+        a[j] = sum;
+      }
+      float lane_max[16], lane_sum[16];
+      for (int l = 0; l < 16; ++l) {
+        lane_max[l] = -INFINITY;
+        for (int64_t j = l; j < s.keys; j += 16) lane_max[l] = a[j] > lane_max[l] ? a[j] : lane_max[l];
+      }
+      for (int width = 8; width > 0; width /= 2) {  // __shfl_xor_sync: every lane reads the others' before
+        float next[16];
+        for (int l = 0; l < 16; ++l) next[l] = lane_max[l ^ width] > lane_max[l] ? lane_max[l ^ width] : lane_max[l];
+        std::copy(next, next + 16, lane_max);
+      }
+      for (int l = 0; l < 16; ++l) {
+        lane_sum[l] = 0.0f;
+        for (int64_t j = l; j < s.keys; j += 16) {
+          a[j] = shared::ExpNonPositiveFused(a[j] - lane_max[l]);
+          lane_sum[l] += a[j];
+        }
+      }
+      for (int width = 8; width > 0; width /= 2) {
+        for (int l = 0; l < width; ++l) lane_sum[l] += lane_sum[l + width];
+      }
+      const float scale = 1.0f / lane_sum[0];
+      for (int64_t j = 0; j < s.keys; ++j) a[j] *= scale;
+      for (int64_t c = 0; c < s.value; ++c) {
+        float sum = 0.0f;
+        for (int64_t j = 0; j < s.keys; ++j) sum = std::fma(a[j], v[(z * s.keys + j) * s.value + c], sum);
+        out[row * s.value + c] = sum;
+      }
+    }
+  }
+}
+
+// On a CPU with FMA (x86-64-v3 or v4: the CPU kernel's fused chains and exp), the GPU's arithmetic
+// gives the CPU kernel's bits: masks shared and batched, a row masked to -inf everywhere (NaN), a
+// NaN score, a key count that is no multiple of 16, Ev != E.
+TEST(ScaledDotProductAttentionDeviceCode, MatchesTheCpuKernelBitForBitWithFma) {
+  if (cpu::X86_64Level() < 3) GTEST_SKIP() << "this CPU has no FMA: the CPU kernel rounds each product (x86-64-v2)";
+  struct Case {
+    int64_t b, nt, ns, e, ev;
+    int mask_kind;
+  };
+  for (const Case& c : {Case{2, 13, 37, 32, 32, 0}, Case{3, 20, 45, 8, 5, 1}, Case{1, 7, 300, 17, 40, 2},
+                        Case{2, 1, 1, 3, 2, 1}}) {
+    std::mt19937 rng(static_cast<uint32_t>(c.ns));
+    std::normal_distribution<float> normal;
+    std::vector<float> q(c.b * c.nt * c.e), k(c.b * c.ns * c.e), v(c.b * c.ns * c.ev);
+    std::vector<float> mask(c.mask_kind == 2 ? c.b * c.nt * c.ns : c.nt * c.ns);
+    for (auto* t : {&q, &k, &v, &mask}) {
+      for (auto& x : *t) x = 3.0f * normal(rng);
+    }
+    if (c.mask_kind != 0) {
+      for (int64_t j = 0; j < c.ns; ++j) mask[j] = -INFINITY;  // query 0 masked everywhere
+    }
+    q.back() = std::numeric_limits<float>::quiet_NaN();
+    AttentionSizes s;
+    const Shape mask_shape = c.mask_kind == 2 ? Shape{c.b, c.nt, c.ns} : Shape{c.nt, c.ns};
+    ASSERT_TRUE(CheckAttentionShapes({c.b, c.nt, c.e}, {c.b, c.ns, c.e}, {c.b, c.ns, c.ev}, c.mask_kind != 0,
+                                     mask_shape, &s).ok());
+    const float* m = c.mask_kind == 0 ? nullptr : mask.data();
+    std::vector<float> out(c.b * c.nt * c.ev), attn(c.b * c.nt * c.ns), device_out(out.size()),
+        device_attn(attn.size());
+    HeapScratchAllocator scratch;
+    ASSERT_TRUE(cpu::ScaledDotProductAttention(q.data(), k.data(), v.data(), m, s, out.data(), attn.data(), scratch,
+                                               SerialTaskRunner()).ok());
+    DeviceAttention(q, k, v, m, s, device_out, device_attn);
+    EXPECT_EQ(0, std::memcmp(attn.data(), device_attn.data(), attn.size() * sizeof(float))) << c.ns;
+    EXPECT_EQ(0, std::memcmp(out.data(), device_out.data(), out.size() * sizeof(float))) << c.ns;
+  }
 }
 
 }  // namespace

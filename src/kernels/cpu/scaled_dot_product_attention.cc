@@ -20,8 +20,8 @@
 #include <cstring>
 
 #include "kernels/cpu/cpu_level.h"
-#include "kernels/cpu/exp_polynomial.h"
 #include "kernels/cpu/packed_gemm.h"
+#include "kernels/shared/exp_polynomial.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -68,7 +68,7 @@ __attribute__((always_inline)) inline float RowMax(const float* row, int64_t key
 // e^x for x <= 0 in the exp form of the CPU level (exp_polynomial.h).
 template <bool kFused>
 __attribute__((always_inline)) inline float ExpForLevel(float x) {
-  return kFused ? ExpNonPositiveFused(x) : ExpNonPositive(x);
+  return kFused ? shared::ExpNonPositiveFused(x) : shared::ExpNonPositive(x);
 }
 
 // x = e^(x - max) for each lane of x (x <= max).

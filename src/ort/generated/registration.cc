@@ -136,6 +136,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<GridPriorsOp>("mmdeploy", "GridPriorsTRT", "grid_priors"),
       CudaOp<BicubicInterpolateOp>("opbridge", "BicubicInterpolate", "bicubic_interpolate"),
       CudaOp<BicubicInterpolateOp>("mmdeploy", "TRTBicubicInterpolate", "bicubic_interpolate"),
+      CudaOp<ScaledDotProductAttentionOp>("opbridge", "ScaledDotProductAttention", "scaled_dot_product_attention"),
+      CudaOp<ScaledDotProductAttentionOp>("mmdeploy", "ScaledDotProductAttentionTRT", "scaled_dot_product_attention"),
 #endif
   };
   return *ops;

@@ -2,7 +2,6 @@
 // mmdeploy::ScaledDotProductAttentionTRT.
 #include "ort/ops/scaled_dot_product_attention.h"
 
-#include "core/scaled_dot_product_attention.h"
 #include "kernels/cpu/scaled_dot_product_attention.h"
 
 namespace opbridge::ort {
@@ -12,25 +11,33 @@ Status ScaledDotProductAttentionOp::Create(const Attrs& attrs, std::unique_ptr<S
   return Status::Ok();
 }
 
-Status ScaledDotProductAttentionOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor q, k, v, mask;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &q));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &k));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &v));
+Status ScaledDotProductAttentionOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, Call* call) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &call->q));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &call->k));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &call->v));
   size_t inputs = 0;
   OPBRIDGE_RETURN_IF_ERROR(InputCount(api, ctx, &inputs));
-  if (inputs > 3) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, &mask));
-  AttentionSizes sizes;
-  OPBRIDGE_RETURN_IF_ERROR(CheckAttentionShapes(q.shape, k.shape, v.shape, mask.present, mask.shape, &sizes));
+  if (inputs > 3) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, &call->mask));
+  const AttentionSizes& s = call->sizes;
+  OPBRIDGE_RETURN_IF_ERROR(CheckAttentionShapes(call->q.shape, call->k.shape, call->v.shape, call->mask.present,
+                                                call->mask.shape, &call->sizes));
   void* out = nullptr;
   void* attn = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {sizes.batch, sizes.queries, sizes.value}, &out));
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {sizes.batch, sizes.queries, sizes.keys}, &attn));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {s.batch, s.queries, s.value}, &out));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {s.batch, s.queries, s.keys}, &attn));
+  call->out = static_cast<float*>(out);
+  call->attn = static_cast<float*>(attn);
+  return Status::Ok();
+}
+
+Status ScaledDotProductAttentionOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  Call call;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &call));
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::ScaledDotProductAttention(q.Data<float>(), k.Data<float>(), v.Data<float>(),
-                                        mask.present ? mask.Data<float>() : nullptr, sizes, static_cast<float*>(out),
-                                        static_cast<float*>(attn), scratch, OrtTaskRunner(api, ctx));
+  return cpu::ScaledDotProductAttention(call.q.Data<float>(), call.k.Data<float>(), call.v.Data<float>(),
+                                        call.mask.present ? call.mask.Data<float>() : nullptr, call.sizes, call.out,
+                                        call.attn, scratch, OrtTaskRunner(api, ctx));
 }
 
 Status ScaledDotProductAttentionOp::InferShape(const ShapeInference& infer) {

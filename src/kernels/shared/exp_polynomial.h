@@ -4,30 +4,32 @@
 // - ExpNonPositive: every step a separately rounded IEEE operation (-ffp-contract=off) or an
 //   exact one, for CPUs without FMA (x86-64-v2). Within 0.98 ulp of exp at every float in [-87, 0]
 //   (checked exhaustively against double; Cephes' degree-7 expf polynomial is no closer, 0.97).
-// - ExpNonPositiveFused: the multiply-adds fused (std::fma, one instruction at x86-64-v3 and v4),
-//   about 30% fewer operations; within 1.01 ulp, and its bits differ from the unfused form's in
-//   about 0.1% of inputs.
+// - ExpNonPositiveFused: the multiply-adds fused (fmaf, one instruction at x86-64-v3 and v4 and on
+//   the GPU), about 30% fewer operations; within 1.01 ulp, and its bits differ from the unfused
+//   form's in about 0.1% of inputs. The CUDA kernels use this form, so their bits are those of the
+//   CPU kernels on CPUs with FMA.
 // Each gives the same bits at every vector width, unlike std::exp (glibc's scalar code) or a
 // vector library's exp. Loops over them vectorise only when comparisons may be assumed not to
 // trap (-fno-trapping-math, for the underflow select).
 #pragma once
 
-#include <cmath>
-#include <cstdint>
-#include <cstring>
+#include <stdint.h>
+#include <string.h>
 
-namespace opbridge::cpu {
+#include "core/host_device.h"
+
+namespace opbridge::shared {
 
 // Shared by both forms: 2^n times e^r, where t = x / ln2 + 1.5 * 2^23 holds n in its low
 // mantissa bits; 0 when x underflows (below -87 the steps give garbage: n + 127 leaves the exponent
 // field, -inf gives NaN). For NaN the scale is garbage and e_r is NaN.
-inline float ScaleByPowerOfTwo(float e_r, float t, bool underflow) {
+OPBRIDGE_HD inline float ScaleByPowerOfTwo(float e_r, float t, bool underflow) {
   // (bits(t) + 127) << 23 puts n + 127 in the exponent field (t's own exponent shifts out).
   uint32_t bits;
-  std::memcpy(&bits, &t, sizeof bits);
+  memcpy(&bits, &t, sizeof bits);
   bits = (bits + 127u) << 23;
   float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
+  memcpy(&scale, &bits, sizeof scale);
   return underflow ? 0.0f : e_r * scale;
 }
 
@@ -42,7 +44,7 @@ constexpr float kP4 = 1.3814496e-3f, kP3 = 8.368718e-3f, kP2 = 4.166839e-2f, kP1
 
 // e^x for x <= 0: 1 at 0, 0 below -87 (where e^x < 1.7e-38 would be subnormal or 0) and at
 // -inf, NaN for NaN. Positive x is outside the domain (the result is wrong above about 88).
-inline float ExpNonPositive(float x) {
+OPBRIDGE_HD inline float ExpNonPositive(float x) {
   const bool underflow = x < -87.0f;
   const float t = x * kLog2e + kRound;
   const float n = t - kRound;
@@ -55,19 +57,19 @@ inline float ExpNonPositive(float x) {
   return ScaleByPowerOfTwo(e_r, t, underflow);
 }
 
-// The same with fused multiply-adds: for code compiled with FMA (x86-64-v3 and up), where
-// std::fma is one instruction; elsewhere it is a slow library call.
-inline float ExpNonPositiveFused(float x) {
+// The same with fused multiply-adds: for the GPU and for code compiled with FMA (x86-64-v3 and
+// up), where fmaf is one instruction; on other CPUs it is a slow library call.
+OPBRIDGE_HD inline float ExpNonPositiveFused(float x) {
   const bool underflow = x < -87.0f;
-  const float t = std::fma(x, kLog2e, kRound);
+  const float t = fmaf(x, kLog2e, kRound);
   const float n = t - kRound;
-  const float r = std::fma(n, -kLn2Low, std::fma(n, -kLn2High, x));
-  float p = std::fma(r, kP4, kP3);
-  p = std::fma(p, r, kP2);
-  p = std::fma(p, r, kP1);
-  p = std::fma(p, r, kP0);
-  const float e_r = std::fma(p, r * r, r) + 1.0f;
+  const float r = fmaf(n, -kLn2Low, fmaf(n, -kLn2High, x));
+  float p = fmaf(r, kP4, kP3);
+  p = fmaf(p, r, kP2);
+  p = fmaf(p, r, kP1);
+  p = fmaf(p, r, kP0);
+  const float e_r = fmaf(p, r * r, r) + 1.0f;
   return ScaleByPowerOfTwo(e_r, t, underflow);
 }
 
-}  // namespace opbridge::cpu
+}  // namespace opbridge::shared
