@@ -166,7 +166,7 @@ void RunDeformConv(benchmark::State& state, const DcnShape& s) {
   const auto weight = Uniform(s.out_channels * s.channels / s.groups * k * k, -0.05f, 0.05f, 10);
   const auto bias = Uniform(s.out_channels, -1, 1, 11);
   std::vector<float> out(s.batch * s.out_channels * out_h * out_w);
-  cpu::DeformConvArgs a{input.data(), offset.data(), state.range(0) ? mask.data() : nullptr, weight.data(),
+  DeformConvArgs a{input.data(), offset.data(), state.range(0) ? mask.data() : nullptr, weight.data(),
                         bias.data(), out.data(), s.batch, s.channels, s.height, s.width, s.out_channels, k, k,
                         out_h, out_w};
   HeapScratchAllocator heap;

@@ -85,6 +85,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/bicubic_interpolate_cuda.cc
   src/ort/ops/corner_pool_cuda.cc
   src/ort/ops/cummax_cuda.cc
+  src/ort/ops/deform_conv_cuda.cc
   src/ort/ops/gather_topk_cuda.cc
   src/ort/ops/grid_priors_cuda.cc
   src/ort/ops/grid_sample_cuda.cc
@@ -104,6 +105,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
 set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
   src/kernels/cuda/bicubic_interpolate.cu
   src/kernels/cuda/cummax.cu
+  src/kernels/cuda/deform_conv.cu
   src/kernels/cuda/gather_topk.cu
   src/kernels/cuda/grid_priors.cu
   src/kernels/cuda/grid_sample.cu

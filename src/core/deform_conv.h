@@ -33,6 +33,20 @@ struct DeformConvShapes {
   const Shape* bias = nullptr;
 };
 
+// One call's tensors (in host memory for the CPU kernel, device memory for the CUDA kernel) and
+// sizes, after CheckDeformConvShapes.
+struct DeformConvArgs {
+  const float* input;   // [N, C, H, W]
+  const float* offset;  // [N, 2 * DG * kh * kw, H_out, W_out]: (dy, dx) per kernel tap
+  const float* mask;    // [N, DG * kh * kw, H_out, W_out], or nullptr (DCNv1)
+  const float* weight;  // [C_out, C / groups, kh, kw]
+  const float* bias;    // [C_out], or nullptr
+  float* output;        // [N, C_out, H_out, W_out]
+  int64_t batch, channels, height, width;
+  int64_t out_channels, kernel_h, kernel_w;
+  int64_t out_h, out_w;
+};
+
 // Shape rules; on success *output is [N, C_out, H_out, W_out].
 Status CheckDeformConvShapes(const DeformConvParams& params, const DeformConvShapes& shapes,
                              Shape* output);

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/cpu_level.h"
+#include "kernels/shared/deform_conv_taps.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -38,7 +41,7 @@ Problem MakeProblem(int64_t n, int64_t c, int64_t h, int64_t w, int64_t c_out, i
 
 std::vector<float> RunDcn(const Problem& pr, bool with_mask, const TaskRunner& runner) {
   std::vector<float> out(pr.n * pr.c_out * pr.out_h * pr.out_w);
-  cpu::DeformConvArgs a{pr.input.data(), pr.offset.data(), with_mask ? pr.mask.data() : nullptr, pr.weight.data(),
+  DeformConvArgs a{pr.input.data(), pr.offset.data(), with_mask ? pr.mask.data() : nullptr, pr.weight.data(),
                         pr.bias.data(), out.data(), pr.n, pr.c, pr.h, pr.w, pr.c_out, pr.kh, pr.kw, pr.out_h, pr.out_w};
   HeapScratchAllocator heap;
   Status s = cpu::DeformConv(pr.params, a, heap, runner);
@@ -156,6 +159,89 @@ TEST(DeformConv, RejectsBadShapes) {
   s.weight = {2, 2, 3, 3};
   s.offset = {1, 9, 3, 3};
   EXPECT_NE(CheckDeformConvShapes(p, s, &out).message().find("offset must have shape"), std::string::npos);
+}
+
+// The CUDA kernel's arithmetic (kernels/cuda/deform_conv.cu) on the host: each (deform group, tap,
+// pixel)'s point placed by shared::MakeDeformTap from the integer origin plus the offset; each column
+// element (K = tap x C/groups + c, pixel) sampled from its four corners (0 off the map, all four for
+// a point off it) by shared::DeformTapValue, times the mask; each output one fmaf chain from 0 over
+// K in order, then + bias (0 without one).
+std::vector<float> DeviceDcn(const Problem& pr, bool with_mask) {
+  const DeformConvParams& p = pr.params;
+  const int64_t taps = pr.kh * pr.kw, pixels = pr.out_h * pr.out_w;
+  const int64_t cg = pr.c / p.groups, cdg = pr.c / p.deform_groups, og = pr.c_out / p.groups;
+  std::vector<float> out(pr.n * pr.c_out * pixels);
+  for (int64_t n = 0; n < pr.n; ++n) {
+    std::vector<shared::DeformTap> tap_of(p.deform_groups * taps * pixels);
+    for (int64_t t = 0; t < static_cast<int64_t>(tap_of.size()); ++t) {
+      const int64_t q = t % pixels, k = (t / pixels) % taps, dg = t / pixels / taps;
+      const int64_t oy = q / pr.out_w, ox = q % pr.out_w, i = k / pr.kw, j = k % pr.kw;
+      const float* dyx = pr.offset.data() + ((n * p.deform_groups + dg) * 2 * taps + 2 * k) * pixels + q;
+      const float y = static_cast<float>(static_cast<int32_t>(oy * p.stride_h + i * p.dilation_h - p.pad_h)) + dyx[0];
+      const float x = static_cast<float>(static_cast<int32_t>(ox * p.stride_w + j * p.dilation_w - p.pad_w)) + dyx[pixels];
+      tap_of[t] = shared::MakeDeformTap(y, x, static_cast<float>(pr.h), static_cast<float>(pr.w));
+    }
+    for (int64_t g = 0; g < p.groups; ++g) {
+      for (int64_t o = 0; o < og; ++o) {
+        for (int64_t q = 0; q < pixels; ++q) {
+          float sum = 0.0f;
+          for (int64_t kk = 0; kk < taps * cg; ++kk) {
+            const int64_t k = kk / cg, c = kk % cg, channel = g * cg + c;
+            const int64_t at = ((channel / cdg) * taps + k) * pixels + q;
+            const shared::DeformTap& t = tap_of[at];
+            const float* plane = pr.input.data() + (n * pr.c + channel) * pr.h * pr.w;
+            auto corner = [&](int64_t yy, int64_t xx) {
+              return t.inside && yy >= 0 && yy < pr.h && xx >= 0 && xx < pr.w ? plane[yy * pr.w + xx] : 0.0f;
+            };
+            float value = shared::DeformTapValue(t.w[0], t.w[1], t.w[2], t.w[3], corner(t.y_low, t.x_low),
+                                                 corner(t.y_low, t.x_low + 1), corner(t.y_low + 1, t.x_low),
+                                                 corner(t.y_low + 1, t.x_low + 1));
+            if (with_mask) value = pr.mask[(n * p.deform_groups * taps * pixels) + at] * value;
+            const float weight = pr.weight[((g * og + o) * cg + c) * taps + k];
+            sum = std::fma(weight, value, sum);
+          }
+          out[(n * pr.c_out + g * og + o) * pixels + q] = sum + pr.bias[g * og + o];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// On a CPU with FMA, the GPU's arithmetic gives the CPU kernel's bits, with and without mask, over
+// groups, deform groups, strides, padding, dilation, offsets that leave the map, NaN and infinite
+// inputs and offsets.
+TEST(DeformConvDeviceCode, MatchesTheCpuKernelBitForBitWithFma) {
+  if (cpu::X86_64Level() < 3) GTEST_SKIP() << "this CPU has no FMA: the CPU kernel rounds each product (x86-64-v2)";
+  DeformConvParams plain;
+  DeformConvParams grouped;
+  grouped.stride_h = 2;
+  grouped.pad_h = 1;
+  grouped.pad_w = 2;
+  grouped.dilation_w = 2;
+  grouped.groups = 2;
+  grouped.deform_groups = 4;
+  DeformConvParams padded;
+  padded.pad_h = padded.pad_w = 1;
+  padded.deform_groups = 2;
+  struct Case {
+    int64_t n, c, h, w, c_out, k;
+    DeformConvParams p;
+  };
+  for (const Case& c : {Case{1, 3, 9, 11, 5, 3, plain}, Case{2, 8, 12, 10, 6, 3, grouped}, Case{1, 4, 7, 7, 3, 1, padded},
+                        Case{2, 6, 6, 9, 4, 3, padded}}) {
+    Problem pr = MakeProblem(c.n, c.c, c.h, c.w, c.c_out, c.k, c.p, static_cast<unsigned>(c.c * 31 + c.h));
+    for (float& v : pr.offset) v *= 3.0f;  // many points leave the map
+    pr.input[5] = std::numeric_limits<float>::infinity();
+    pr.input[pr.input.size() / 2] = std::numeric_limits<float>::quiet_NaN();
+    pr.offset[7] = std::numeric_limits<float>::quiet_NaN();
+    for (bool with_mask : {false, true}) {
+      const auto cpu = RunDcn(pr, with_mask, SerialTaskRunner());
+      const auto device = DeviceDcn(pr, with_mask);
+      EXPECT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
+          << c.c << " channels, groups " << c.p.groups << ", mask " << with_mask;
+    }
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-"""Whole-model workloads (workloads.md: detector.fasterrcnn; detector.maskrcnn, the same for Mask R-CNN).
+"""Whole-model workloads (workloads.md: detector.fasterrcnn; detector.maskrcnn, the same for Mask R-CNN;
+and the two models of issue 27, model.deformable_detr_layer and model.dcn_block).
 
 detector.fasterrcnn / detector.maskrcnn: torchvision's fasterrcnn_resnet50_fpn / maskrcnn_resnet50_fpn
 with random weights (weights=None, weights_backbone=None), eval, box_score_thresh 0.05, one
@@ -101,4 +102,123 @@ def _detector_cases(workload: str, threads: int) -> list[Case]:
     )]
 
 
+# --- the models of issue 27's CUDA kernels ---------------------------------------------------------
+#
+# model.deformable_detr_layer: a Deformable-DETR encoder layer (opbridge.ops.MultiScaleDeformableAttention,
+#   256 channels, 8 heads, 4 levels of 4 points) over the FPN levels of a 512 x 640 image (64x80 ...
+#   8x10, 6,800 values), one query per value.
+# model.dcn_block: a torchvision ResNet basic block whose second convolution is a modulated
+#   DeformConv2d (DCNv2, offsets and mask from a 3x3 convolution of the block's first output), 256
+#   channels at 100 x 152 (dcn.large's shape).
+# Both exported by opbridge.export (legacy exporter: the device machines' PyTorch is older than the
+# pins) and run in ORT, against the module in eager PyTorch; tests/gpu/test_models_cuda.py runs the
+# same modules. No plain-ONNX engine: ORT has neither op for these exports.
+
+DETR_SHAPES = ((64, 80), (32, 40), (16, 20), (8, 10))
+
+
+def deformable_detr_layer(embed: int = 256):
+    """The encoder layer, seeded (random weights)."""
+    import torch
+
+    import opbridge
+
+    torch.manual_seed(3)
+    return opbridge.ops.MultiScaleDeformableAttention(embed_dims=embed, num_heads=8, num_levels=4, num_points=4).eval()
+
+
+def deformable_detr_inputs(rng: np.random.Generator, queries: int | None = None, embed: int = 256,
+                           shapes=DETR_SHAPES) -> tuple:
+    """(query, value, reference_points, spatial_shapes, level_start_index) as numpy arrays, batch 1;
+    queries defaults to one per value."""
+    values = sum(h * w for h, w in shapes)
+    queries = values if queries is None else queries
+    starts = np.cumsum([0] + [h * w for h, w in shapes][:-1]).astype(np.int64)
+    return (rng.standard_normal((1, queries, embed)).astype(np.float32),
+            rng.standard_normal((1, values, embed)).astype(np.float32),
+            rng.uniform(0, 1, (1, queries, len(shapes), 2)).astype(np.float32),
+            np.array(shapes, np.int64), starts)
+
+
+def dcn_block(channels: int = 256):
+    """The ResNet basic block with a modulated deformable second convolution, seeded, eval."""
+    import torch
+    import torchvision
+
+    class DeformableBasicBlock(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+            self.bn1 = torch.nn.BatchNorm2d(channels)
+            self.offset_mask = torch.nn.Conv2d(channels, 27, 3, padding=1)  # 18 offsets and 9 mask logits
+            self.conv2 = torchvision.ops.DeformConv2d(channels, channels, 3, padding=1, bias=False)
+            self.bn2 = torch.nn.BatchNorm2d(channels)
+
+        def forward(self, x):
+            out = torch.relu(self.bn1(self.conv1(x)))
+            offset_mask = self.offset_mask(out)
+            offset, mask = offset_mask[:, :18], torch.sigmoid(offset_mask[:, 18:])
+            return torch.relu(self.bn2(self.conv2(out, offset, mask)) + x)
+
+    torch.manual_seed(5)
+    block = DeformableBasicBlock().eval()
+    with torch.no_grad():  # offsets of a few pixels, as a trained DCN's
+        block.offset_mask.weight.mul_(4.0)
+    return block
+
+
+def dcn_block_input(rng: np.random.Generator, channels: int = 256, height: int = 100, width: int = 152) -> np.ndarray:
+    return rng.standard_normal((1, channels, height, width)).astype(np.float32)
+
+
+def _export_model(build, args):
+    def export(path):
+        import torch
+
+        import opbridge
+
+        opbridge.export(build(), tuple(torch.from_numpy(a) for a in args), path, exporter="legacy")
+
+    return export
+
+
+_MODULES = {}
+
+
+def _module_eager(key: str, build, *args):
+    if key not in _MODULES:
+        _MODULES[key] = build().to(harness.DEVICE)
+    return _MODULES[key](*(as_tensor(a) for a in args))
+
+
+def _detr_layer_cases(threads: int) -> list[Case]:
+    import onnx
+
+    shapes = sized(DETR_SHAPES, ((8, 10), (4, 5), (2, 3), (1, 2)))
+    embed = sized(256, 32)
+    args = deformable_detr_inputs(data_rng(61), embed=embed, shapes=shapes)
+    build = functools.partial(deformable_detr_layer, embed)
+    model = onnx.load(str(export_once(f"deformable_detr_layer_{embed}", _export_model(build, args))))
+    feeds = {i.name: a for i, a in zip(model.graph.input, args)}
+    return [Case(name=f"model.deformable_detr_layer {args[0].shape[1]} queries",
+                 opbridge=ort_engine(model, feeds, threads), ort=None,
+                 torch=torch_engine(_module_eager, f"detr_{embed}", build, *args),
+                 check_rtol=1e-4, check_atol=1e-4)]  # opbridge's "model" tolerance (tolerances.py)
+
+
+def _dcn_block_cases(threads: int) -> list[Case]:
+    import onnx
+
+    channels, height, width = sized((256, 100, 152), (16, 12, 14))
+    x = dcn_block_input(data_rng(62), channels, height, width)
+    build = functools.partial(dcn_block, channels)
+    model = onnx.load(str(export_once(f"dcn_block_{channels}", _export_model(build, (x,)))))
+    return [Case(name=f"model.dcn_block [1, {channels}, {height}, {width}]",
+                 opbridge=ort_engine(model, {model.graph.input[0].name: x}, threads), ort=None,
+                 torch=torch_engine(_module_eager, f"dcn_{channels}", build, x),
+                 check_rtol=1e-4, check_atol=1e-4)]
+
+
 WORKLOADS = {workload: functools.partial(_detector_cases, workload) for workload in DETECTORS}
+WORKLOADS["model.deformable_detr_layer"] = _detr_layer_cases
+WORKLOADS["model.dcn_block"] = _dcn_block_cases

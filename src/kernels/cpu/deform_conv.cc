@@ -30,6 +30,7 @@
 
 #include "kernels/cpu/bilinear_taps.h"
 #include "kernels/cpu/packed_gemm.h"
+#include "kernels/shared/deform_conv_taps.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -73,23 +74,17 @@ __attribute__((always_inline)) inline void MakeTaps(const float* __restrict dy, 
   float* __restrict w3 = taps.weight[3];
   const float h = static_cast<float>(image.height), w = static_cast<float>(image.width);
   const auto stride = static_cast<int32_t>(image.Stride()), zero_block = static_cast<int32_t>(image.ZeroBlock());
-  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (int64_t q = 0; q < pixels; ++q) {
     const float y = static_cast<float>(y_origin[q] + y_tap) + dy[q];
     const float x = static_cast<float>(x_origin[q] + x_tap) + dx[q];
-    const bool inside = (y > -1.0f) & (y < h) & (x > -1.0f) & (x < w);  // false for NaN
-    const bool is_nan = (y != y) | (x != x);
-    const float ys = inside ? y : 0.0f, xs = inside ? x : 0.0f;
-    const float y_low = std::floor(ys), x_low = std::floor(xs);
-    const float lh = ys - y_low, lw = xs - x_low;
-    const float hh = 1.0f - lh, hw = 1.0f - lw;
+    const shared::DeformTap t = shared::MakeDeformTap(y, x, h, w);
     // (y_low, x_low) is in [-1, H - 1] x [-1, W - 1]: its padded index is in range.
-    const int32_t corner = (static_cast<int32_t>(y_low) + 1) * stride + static_cast<int32_t>(x_low) + 1;
-    corner_out[q] = inside ? corner : zero_block;
-    w0[q] = inside ? hh * hw : (is_nan ? nan : 0.0f);
-    w1[q] = inside ? hh * lw : 0.0f;
-    w2[q] = inside ? lh * hw : 0.0f;
-    w3[q] = inside ? lh * lw : 0.0f;
+    const int32_t corner = (t.y_low + 1) * stride + t.x_low + 1;
+    corner_out[q] = t.inside ? corner : zero_block;
+    w0[q] = t.w[0];
+    w1[q] = t.w[1];
+    w2[q] = t.w[2];
+    w3[q] = t.w[3];
   }
 }
 
@@ -153,9 +148,11 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) vo
         const float w2 = tap_row.weight[2][q], w3 = tap_row.weight[3][q];
         if (mask != nullptr) {
           const float m = mask[k * out_pixels + q];
-          for (int64_t c = 0; c < count; ++c) out[c] = m * (w0 * v0[c] + w1 * v1[c] + w2 * v2[c] + w3 * v3[c]);
+          for (int64_t c = 0; c < count; ++c) {
+            out[c] = m * shared::DeformTapValue(w0, w1, w2, w3, v0[c], v1[c], v2[c], v3[c]);
+          }
         } else {
-          for (int64_t c = 0; c < count; ++c) out[c] = w0 * v0[c] + w1 * v1[c] + w2 * v2[c] + w3 * v3[c];
+          for (int64_t c = 0; c < count; ++c) out[c] = shared::DeformTapValue(w0, w1, w2, w3, v0[c], v1[c], v2[c], v3[c]);
         }
       }
     }

@@ -18,7 +18,7 @@ Status DeformConv2dOp::Create(const Attrs& attrs, std::unique_ptr<DeformConv2dOp
   return CreateLayout(attrs, op);
 }
 
-Status DeformConvOpBase::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+Status DeformConvOpBase::Prepare(const OrtApi& api, OrtKernelContext* ctx, DeformConvArgs* args, bool* empty) const {
   size_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetInputCount(ctx, &count)));
   auto optional = [&](int index, InputTensor* t) -> Status {
@@ -39,27 +39,32 @@ Status DeformConvOpBase::Compute(const OrtApi& api, OrtKernelContext* ctx) const
   OPBRIDGE_RETURN_IF_ERROR(CheckDeformConvShapes(params_, shapes, &out_shape));
   void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
+  *empty = NumElements(out_shape) == 0;
+  args->input = input.Data<float>();
+  args->offset = offset.Data<float>();
+  args->mask = shapes.mask ? mask.Data<float>() : nullptr;
+  args->weight = weight.Data<float>();
+  args->bias = shapes.bias ? bias.Data<float>() : nullptr;
+  args->output = static_cast<float*>(output);
+  args->batch = input.shape[0];
+  args->channels = input.shape[1];
+  args->height = input.shape[2];
+  args->width = input.shape[3];
+  args->out_channels = weight.shape[0];
+  args->kernel_h = weight.shape[2];
+  args->kernel_w = weight.shape[3];
+  args->out_h = out_shape[2];
+  args->out_w = out_shape[3];
+  return Status::Ok();
+}
 
+Status DeformConvOpBase::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  DeformConvArgs args;
+  bool empty = false;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &args, &empty));
+  if (empty) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-
-  cpu::DeformConvArgs args;
-  args.input = input.Data<float>();
-  args.offset = offset.Data<float>();
-  args.mask = shapes.mask ? mask.Data<float>() : nullptr;
-  args.weight = weight.Data<float>();
-  args.bias = shapes.bias ? bias.Data<float>() : nullptr;
-  args.output = static_cast<float*>(output);
-  args.batch = input.shape[0];
-  args.channels = input.shape[1];
-  args.height = input.shape[2];
-  args.width = input.shape[3];
-  args.out_channels = weight.shape[0];
-  args.kernel_h = weight.shape[2];
-  args.kernel_w = weight.shape[3];
-  args.out_h = out_shape[2];
-  args.out_w = out_shape[3];
   return cpu::DeformConv(params_, args, scratch, OrtTaskRunner(api, ctx));
 }
 

@@ -1,4 +1,5 @@
-// Deformable convolution ORT glue: three node layouts, one kernel.
+// Deformable convolution ORT glue: three node layouts, one kernel per provider (CPU:
+// deform_conv.cc; CUDA: deform_conv_cuda.cc).
 //   DeformConvOp           mmcv::MMCVDeformConv2d, mmdeploy::MMCVDeformConv2d (input, offset, weight)
 //   ModulatedDeformConvOp  mmcv/mmdeploy::MMCVModulatedDeformConv2d (input, offset, mask, weight, [bias])
 //   DeformConv2dOp         opbridge::DeformConv2d (input, offset, weight, [mask], [bias])
@@ -22,6 +23,7 @@ class DeformConvOpBase {
  public:
   DeformConvOpBase(const DeformConvParams& params, DeformConvInputs inputs) : params_(params), inputs_(inputs) {}
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // deform_conv_cuda.cc
 
  protected:
   // Create() of every layout: stride, padding, dilation, groups and deform_groups into params, then
@@ -38,6 +40,10 @@ class DeformConvOpBase {
   static Status InferShapeOf(const ShapeInference& infer, DeformConvInputs inputs);
 
  private:
+  // What both providers do first: the inputs of the layout (shapes checked), the allocated output
+  // and the call's arguments; *empty when the output has no elements (nothing to compute).
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, DeformConvArgs* args, bool* empty) const;
+
   DeformConvParams params_;
   DeformConvInputs inputs_;
 };
