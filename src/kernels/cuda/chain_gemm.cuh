@@ -10,12 +10,14 @@
 // GEMM, no column matrix in memory); the epilogue stores each sum (adding a bias or a mask).
 //
 // The classic shared-memory tiling: a block of 256 threads computes a BM x BN tile of C, stepping
-// through K in slices of kSliceK: the threads load the slice's BM x kSliceK elements of A and
-// kSliceK x BN of B into shared memory (B's consecutive threads on consecutive columns j, which is
-// where the deformable convolution's sampled pixels and a row-major B are contiguous), then each
-// thread adds the slice to its TM x TN sums, rows ty + r * (BM / TM) and columns tx + c * (BN / TN),
-// so that a warp's reads of a slice row are one broadcast (A) or 32 consecutive words (B), and its
-// writes of C are coalesced. Why not cuBLAS or CUTLASS: neither guarantees the order of a sum (nor
+// through K in slices of kSliceK. Each thread holds TM x TN sums, for rows in groups of 4
+// (ty * 4 + r, then BM / 2 further for TM = 8) and columns likewise, so that it reads its slice
+// fragments as float4 (a warp's A reads are broadcasts, its B reads 16 consecutive float4). The
+// slices are double-buffered: while the threads add slice s, they hold slice s + 1's elements,
+// fetched by the loaders into registers, and store them into the other buffer after; one barrier a
+// slice. A loads with consecutive threads along k (rows padded by 4 floats, so the 8 k's of a row
+// fall in different banks), B along j (where the deformable convolution's sampled pixels and a
+// row-major B are contiguous). Why not cuBLAS or CUTLASS: neither guarantees the order of a sum (nor
 // the CPU's), and cuBLAS would have to be found at run time (DEVELOPERS.md, "GPU products").
 #pragma once
 
@@ -30,68 +32,106 @@ namespace opbridge::cuda {
 constexpr int kGemmThreads = 256;
 constexpr int kSliceK = 8;
 
+// The rows (or columns) of a thread's sums: groups of 4 consecutive ones, `spread` apart.
+__device__ inline int FragmentIndex(int thread, int r, int spread) {
+  return (r / 4) * spread + thread * 4 + r % 4;
+}
+
+// At most 128 registers a thread, so that two blocks share an SM (16 warps to hide the loaders'
+// latency; unbounded, the 128 x 128 tiles take 165-179 registers, one block an SM). The 128 x 128
+// instances then keep 32-96 bytes on the stack (spilled loader state, outside the multiply-add
+// loop): which of the two is faster is for a device to measure (issue 25).
 template <int BM, int BN, int TM, int TN, class ALoader, class BLoader, class Epilogue>
-__global__ void __launch_bounds__(kGemmThreads)
+__global__ void __launch_bounds__(kGemmThreads, 2)
     ChainGemmKernel(int m, int n, int k, int z_offset, ALoader a, BLoader b, Epilogue store) {
   constexpr int kThreadsX = BN / TN, kThreadsY = BM / TM;
   static_assert(kThreadsX * kThreadsY == kGemmThreads, "a tile takes 256 threads");
-  __shared__ float a_slice[kSliceK][BM + 1];  // + 1: the loads' rows fall in different banks
-  __shared__ float b_slice[kSliceK][BN];
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "fragments are read as float4");
+  constexpr int kALoads = BM * kSliceK / kGemmThreads, kBLoads = (BN * kSliceK + kGemmThreads - 1) / kGemmThreads;
+  constexpr int kAStride = BM + 4;  // + 4: a row's 8 k's in different banks, float4 alignment kept
+  __shared__ __align__(16) float a_slice[2][kSliceK][kAStride];
+  __shared__ __align__(16) float b_slice[2][kSliceK][BN];
   const int z = static_cast<int>(blockIdx.z) + z_offset;
   const int row0 = static_cast<int>(blockIdx.y) * BM, col0 = static_cast<int>(blockIdx.x) * BN;
-  const int tx = static_cast<int>(threadIdx.x) % kThreadsX, ty = static_cast<int>(threadIdx.x) / kThreadsX;
+  const int t = static_cast<int>(threadIdx.x);
+  const int tx = t % kThreadsX, ty = t / kThreadsX;
+  float a_next[kALoads], b_next[kBLoads];
+  // Slice k0's elements into registers (0 past the edges: they never join a chain).
+  auto fetch = [&](int k0) {
+    const int depth = k - k0 < kSliceK ? k - k0 : kSliceK;
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int e = t + l * kGemmThreads, r = e / kSliceK, kk = e % kSliceK;
+      a_next[l] = row0 + r < m && kk < depth ? a(z, row0 + r, k0 + kk) : 0.0f;
+    }
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int e = t + l * kGemmThreads, kk = e / BN, c = e % BN;
+      b_next[l] = e < BN * kSliceK && col0 + c < n && kk < depth ? b(z, k0 + kk, col0 + c) : 0.0f;
+    }
+  };
+  auto keep = [&](int buffer) {
+#pragma unroll
+    for (int l = 0; l < kALoads; ++l) {
+      const int e = t + l * kGemmThreads;
+      a_slice[buffer][e % kSliceK][e / kSliceK] = a_next[l];
+    }
+#pragma unroll
+    for (int l = 0; l < kBLoads; ++l) {
+      const int e = t + l * kGemmThreads;
+      if (e < BN * kSliceK) b_slice[buffer][e / BN][e % BN] = b_next[l];
+    }
+  };
   float sums[TM][TN];
 #pragma unroll
   for (int r = 0; r < TM; ++r) {
 #pragma unroll
     for (int c = 0; c < TN; ++c) sums[r][c] = 0.0f;
   }
-  for (int k0 = 0; k0 < k; k0 += kSliceK) {
-    const int depth = k - k0 < kSliceK ? k - k0 : kSliceK;
-    for (int e = static_cast<int>(threadIdx.x); e < BM * kSliceK; e += kGemmThreads) {
-      const int r = e / kSliceK, kk = e % kSliceK;
-      a_slice[kk][r] = row0 + r < m && kk < depth ? a(z, row0 + r, k0 + kk) : 0.0f;
+  // One k of the slice in `buffer` added to every sum.
+  auto add = [&](int buffer, int kk) {
+    float a_part[TM], b_part[TN];
+#pragma unroll
+    for (int r = 0; r < TM; r += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(&a_slice[buffer][kk][FragmentIndex(ty, r, BM / 2)]);
+      a_part[r] = v.x, a_part[r + 1] = v.y, a_part[r + 2] = v.z, a_part[r + 3] = v.w;
     }
-    for (int e = static_cast<int>(threadIdx.x); e < BN * kSliceK; e += kGemmThreads) {
-      const int kk = e / BN, c = e % BN;
-      b_slice[kk][c] = col0 + c < n && kk < depth ? b(z, k0 + kk, col0 + c) : 0.0f;
+#pragma unroll
+    for (int c = 0; c < TN; c += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(&b_slice[buffer][kk][FragmentIndex(tx, c, BN / 2)]);
+      b_part[c] = v.x, b_part[c + 1] = v.y, b_part[c + 2] = v.z, b_part[c + 3] = v.w;
     }
-    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < TM; ++r) {
+#pragma unroll
+      for (int c = 0; c < TN; ++c) sums[r][c] = fmaf(a_part[r], b_part[c], sums[r][c]);
+    }
+  };
+  if (k > 0) {
+    fetch(0);
+    keep(0);
+  }
+  __syncthreads();
+  for (int k0 = 0, buffer = 0; k0 < k; k0 += kSliceK, buffer ^= 1) {
+    const bool more = k0 + kSliceK < k;
+    if (more) fetch(k0 + kSliceK);  // in flight while this slice is added
     // Only the slice's `depth` terms join the chains: an extra fmaf(0, 0, s) would turn a sum of -0
     // into +0.
-    if (depth == kSliceK) {
+    if (k - k0 >= kSliceK) {
 #pragma unroll
-      for (int kk = 0; kk < kSliceK; ++kk) {
-        float a_part[TM], b_part[TN];
-#pragma unroll
-        for (int r = 0; r < TM; ++r) a_part[r] = a_slice[kk][ty + r * kThreadsY];
-#pragma unroll
-        for (int c = 0; c < TN; ++c) b_part[c] = b_slice[kk][tx + c * kThreadsX];
-#pragma unroll
-        for (int r = 0; r < TM; ++r) {
-#pragma unroll
-          for (int c = 0; c < TN; ++c) sums[r][c] = fmaf(a_part[r], b_part[c], sums[r][c]);
-        }
-      }
+      for (int kk = 0; kk < kSliceK; ++kk) add(buffer, kk);
     } else {
-      for (int kk = 0; kk < depth; ++kk) {
-#pragma unroll
-        for (int r = 0; r < TM; ++r) {
-#pragma unroll
-          for (int c = 0; c < TN; ++c) {
-            sums[r][c] = fmaf(a_slice[kk][ty + r * kThreadsY], b_slice[kk][tx + c * kThreadsX], sums[r][c]);
-          }
-        }
-      }
+      for (int kk = 0; kk < k - k0; ++kk) add(buffer, kk);
     }
+    if (more) keep(buffer ^ 1);  // the other buffer: every thread finished reading it before the last barrier
     __syncthreads();
   }
 #pragma unroll
   for (int r = 0; r < TM; ++r) {
-    const int i = row0 + ty + r * kThreadsY;
+    const int i = row0 + FragmentIndex(ty, r, BM / 2);
 #pragma unroll
     for (int c = 0; c < TN; ++c) {
-      const int j = col0 + tx + c * kThreadsX;
+      const int j = col0 + FragmentIndex(tx, c, BN / 2);
       if (i < m && j < n) store(z, i, j, sums[r][c]);
     }
   }
