@@ -1,5 +1,7 @@
 #include "core/deform_conv.h"
 
+#include <climits>
+
 namespace opbridge {
 namespace {
 
@@ -114,6 +116,11 @@ Status CheckDeformConvShapes(const DeformConvParams& p, const DeformConvShapes& 
   }
   if (s.bias != nullptr && (s.bias->size() != 1 || (*s.bias)[0] != c_out)) {
     return Status::Error("bias must have shape [C_out] = [", c_out, "], got ", ShapeToString(*s.bias));
+  }
+  // The kernels index the input's planes, padded by the CPU kernel ((H + 3) x (W + 2)), with 32 bits.
+  int64_t padded_pixels = 0;
+  if (__builtin_mul_overflow(h + 3, wd + 2, &padded_pixels) || padded_pixels > INT32_MAX) {
+    return Status::Error("inputs whose (H + 3) x (W + 2) exceeds 2^31 - 1 pixels are not supported");
   }
   *output = {n, c_out, out_h, out_w};
   return Status::Ok();

@@ -28,6 +28,9 @@ def test_outputs_must_be_bit_identical_except_where_the_table_allows(monkeypatch
         cuda_twins.compare_outputs("grid_sample", [a], [np.nextafter(a, np.float32(2))])
     with pytest.raises(AssertionError, match="CUDA differs"):  # -0 against +0 is a difference
         cuda_twins.compare_outputs("grid_sample", [a], [np.array([1.0, np.nan, 0.0], np.float32)])
+    # A NaN's sign and payload are not: x86 makes new NaNs negative (0xffc00000), a GPU positive
+    # (0x7fffffff), and IEEE 754 leaves both unspecified.
+    cuda_twins.compare_outputs("grid_sample", [a], [np.array([1.0, -np.nan, -0.0], np.float32)])
     # Every kernel is exact today (RoIAlign's avg mode too: its GPU kernel sums as the CPU kernel does).
     b = np.array([1.0, 2.0], np.float32)
     with pytest.raises(AssertionError, match="CUDA differs"):
@@ -92,9 +95,11 @@ def test_bench_on_the_gpu_runs_the_cuda_ops_workloads_or_says_what_is_missing(mo
     from opbridge import bench
 
     workloads = bench.cuda_workloads()
-    for expected in ("roi_align.box", "grid_sample.warp", "nms.single", "nms.batched", "detector.fasterrcnn"):
+    for expected in ("roi_align.box", "grid_sample.warp", "nms.single", "nms.batched", "detector.fasterrcnn",
+                     "dcn.large", "attention.detr", "cummax.rows", "inverse", "model.dcn_block",
+                     "model.deformable_detr_layer"):
         assert expected in workloads
-    assert "soft_nms.dense" not in workloads and "dcn.large" not in workloads  # no CUDA kernels yet
+    assert "soft_nms.dense" not in workloads and "roi_align_rotated" not in workloads  # no CUDA kernels yet
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
     assert bench.main(["roi_align.mask"], 1, [1], device="cuda") == 2
     assert "has no CUDA execution provider: install onnxruntime-gpu" in capsys.readouterr().err

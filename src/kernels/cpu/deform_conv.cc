@@ -180,9 +180,6 @@ Status DeformConv(const DeformConvParams& p, const DeformConvArgs& a, ScratchAll
   const int64_t pixels = a.out_h * a.out_w;
   const int64_t plane = a.height * a.width;
   const PaddedImage padded{a.height, a.width};
-  if (padded.Pixels() > INT32_MAX) {
-    return Status::Error("inputs whose (H + 3) x (W + 2) exceeds 2^31 - 1 pixels are not supported");
-  }
   if (a.batch == 0 || a.out_channels == 0 || pixels == 0) return Status::Ok();
   if (row == 0) {  // no input channels: the output is the bias
     for (int64_t n = 0; n < a.batch; ++n)

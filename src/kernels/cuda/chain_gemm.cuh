@@ -115,8 +115,7 @@ __global__ void __launch_bounds__(kGemmThreads, 2)
   for (int k0 = 0, buffer = 0; k0 < k; k0 += kSliceK, buffer ^= 1) {
     const bool more = k0 + kSliceK < k;
     if (more) fetch(k0 + kSliceK);  // in flight while this slice is added
-    // Only the slice's `depth` terms join the chains: an extra fmaf(0, 0, s) would turn a sum of -0
-    // into +0.
+    // Only the slice's `depth` terms join the chains, so that each has exactly k terms, as the CPU's.
     if (k - k0 >= kSliceK) {
 #pragma unroll
       for (int kk = 0; kk < kSliceK; ++kk) add(buffer, kk);

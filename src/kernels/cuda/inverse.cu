@@ -11,7 +11,8 @@
 //     columns are independent, so no barrier at all.
 // Rows of A are padded to an odd stride in shared memory, so that a column's rows fall in different
 // banks; X's columns belong to consecutive threads, so its rows are read whole. Orders beyond what
-// shared memory holds (kMaxSharedBytes) work in global scratch instead, a block per matrix.
+// the device's shared memory holds (order 167 on Hopper, 112 on most Ampere and Ada GPUs) work in
+// global scratch instead, a block per matrix.
 //
 // Expected times on an H100: [4096, 4, 4]: 4096 warps in one wave (512 blocks), each some 4 steps of
 // 4 warp barriers and a 4-deep solve: a few microseconds plus the launch, against 0.154 ms for
@@ -31,7 +32,8 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int64_t kWarpMaxOrder = 16;
-// Shared memory a block may take (the H100 and H200 allow 227 KB per block with the opt-in).
+// Shared memory a block of the kernel may take: the device's opt-in limit per block (Hopper 227
+// KB, Ampere A100 163 KB, other Ampere and Ada 99 KB, Turing 64 KB), at most this.
 constexpr int64_t kMaxSharedBytes = 200 * 1024;
 
 // One group's working memory, `WorkFloats(m)` floats: A (m rows of stride m + 1), X (m x m), the
@@ -158,10 +160,17 @@ Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int3
     return LaunchStatus("the inverse kernel", stream);
   }
   const unsigned int blocks = static_cast<unsigned int>(batch < 65535 ? batch : 65535);
-  if (static_cast<int64_t>(group_bytes) <= kMaxSharedBytes) {
+  int device = 0, optin = 0;
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaGetDevice(&device), "the inverse kernel's device"));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+                                     "the inverse kernel's shared memory limit"));
+  const int64_t shared_limit = std::min<int64_t>(optin, kMaxSharedBytes);
+  if (static_cast<int64_t>(group_bytes) <= shared_limit) {
+    // Always the device's whole limit, never this call's size: the attribute is the kernel's on the
+    // device, and concurrent calls (sessions run in parallel) must not lower it under each other.
     OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncSetAttribute(InverseKernel<false>,
                                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                            static_cast<int>(group_bytes)),
+                                                            static_cast<int>(shared_limit)),
                                        "the inverse kernel's shared memory"));
     InverseKernel<false><<<blocks, kThreads, group_bytes, stream>>>(input, batch, order, output, info, nullptr);
     return LaunchStatus("the inverse kernel", stream);
