@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "core/roi_align.h"
+#include "kernels/shared/roi_align_rotated_grid.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -170,6 +174,80 @@ TEST(RoiAlignRotated, BlockedAndPlanarPathsAgreeBitForBit) {
         ASSERT_EQ(all[(r * channels + c) * bins + bin], alone[r * bins + bin]) << "roi " << r << " channel " << c;
       }
     }
+  }
+}
+
+// The CUDA kernel (kernels/cuda/roi_align_rotated.cu) on the host, thread by thread: each RoI
+// planned (its geometry; NaN rows for a batch index outside (-1, N) or a grid beyond the sample
+// limits), then each output element summing its bin's points in (iy, ix) order.
+std::vector<float> DeviceRotated(const RoiAlignRotatedParams& p, const Feature& f, const std::vector<float>& rois) {
+  const int64_t r_count = static_cast<int64_t>(rois.size() / 6), bins = p.output_height * p.output_width;
+  std::vector<float> out(static_cast<size_t>(r_count * f.c * bins));
+  for (int32_t e = 0; e < static_cast<int32_t>(out.size()); ++e) {
+    const int32_t bin = e % bins, rc = e / bins, c = rc % f.c, r = rc / f.c;
+    const float* roi = rois.data() + r * 6;
+    const shared::RotatedGeometry g = shared::MakeRotatedGeometry(p, roi);
+    const bool valid = shared::IsRoiBatchIndex(roi[0], f.n) &&
+                       shared::WithinSampleBudget(g.grid_h, g.grid_w, p.output_height, p.output_width);
+    if (!valid || !g.finite) {
+      out[e] = NAN;
+      continue;
+    }
+    const float* plane = f.data.data() + (static_cast<int64_t>(roi[0]) * f.c + c) * f.h * f.w;
+    const int32_t ph = bin / static_cast<int32_t>(p.output_width), pw = bin % static_cast<int32_t>(p.output_width);
+    float sum = 0.0f;
+    for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+      for (int64_t ix = 0; ix < g.grid_w; ++ix) {
+        const shared::BilinearTaps t = shared::MakeRotatedTaps(g, ph, pw, iy, ix, f.h, f.w);
+        if (t.base != shared::kTapsOutside) sum += shared::BilinearSample(t, plane, f.w);
+      }
+    }
+    out[e] = sum / g.count;
+  }
+  return out;
+}
+
+// The GPU's values are the CPU kernel's bits over both of its paths (planar for one channel, blocked
+// for many), adaptive and fixed sampling, aligned or not, clockwise or not, boxes across and off the
+// edges, a NaN box, and NaN and infinite features; the RoIs the CPU op refuses give NaN rows.
+TEST(RoiAlignRotatedDeviceCode, MatchesTheCpuKernelBitForBit) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> pos(-8.0f, 72.0f), side(0.5f, 40.0f), angle(-3.5f, 3.5f);
+  std::normal_distribution<float> normal;
+  for (int64_t channels : {1, 5, 40}) {
+    Feature f{2, channels, 33, 29, std::vector<float>(static_cast<size_t>(2 * channels * 33 * 29))};
+    for (auto& v : f.data) v = normal(rng);
+    f.data[7] = std::numeric_limits<float>::quiet_NaN();
+    f.data[f.data.size() / 2] = std::numeric_limits<float>::infinity();
+    std::vector<float> rois;
+    for (int k = 0; k < 24; ++k) {
+      rois.insert(rois.end(), {static_cast<float>(k % 2), pos(rng), pos(rng), side(rng), side(rng), angle(rng)});
+    }
+    rois.insert(rois.end(), {1, NAN, 10, 5, 5, 0.3f});  // a NaN box
+    for (int64_t sampling : {0, 2}) {
+      for (bool aligned : {false, true}) {
+        for (bool clockwise : {false, true}) {
+          RoiAlignRotatedParams p;
+          p.output_height = 3;
+          p.output_width = 4;
+          p.sampling_ratio = sampling;
+          p.spatial_scale = 0.5f;
+          p.aligned = aligned;
+          p.clockwise = clockwise;
+          const auto cpu = RunRotated(p, f, rois, SerialTaskRunner());
+          const auto device = DeviceRotated(p, f, rois);
+          EXPECT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
+              << channels << " channels, sampling " << sampling << ", aligned " << aligned << ", clockwise " << clockwise;
+        }
+      }
+    }
+  }
+  // What the CPU op refuses: a batch index out of range, a grid beyond the limits.
+  RoiAlignRotatedParams p;
+  const Feature f = PlaneFeature(1, 2, 8, 8);
+  for (const std::vector<float>& roi : {std::vector<float>{1, 4, 4, 2, 2, 0}, std::vector<float>{0, 4, 4, 3e7f, 2, 0}}) {
+    const auto device = DeviceRotated(p, f, roi);
+    EXPECT_TRUE(std::all_of(device.begin(), device.end(), [](float v) { return std::isnan(v); }));
   }
 }
 

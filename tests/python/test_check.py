@@ -171,30 +171,31 @@ def test_opbridge_file_counts_each_op(tmp_path):
 
 
 def test_says_which_opbridge_nodes_fall_back_to_the_cpu_in_a_cuda_session(tmp_path):
-    # RoiAlign has a CUDA kernel; RoiAlignRotated does not (the manifest's cuda_identities).
+    # RoiAlign has a CUDA kernel; SoftNonMaxSuppression does not (the manifest's cuda_identities).
     nodes = [helper.make_node("RoiAlign", ["input", "rois"], ["pooled"], domain="opbridge", output_height=2,
                               output_width=2),
-             helper.make_node("RoiAlignRotated", ["input", "rotated_rois"], ["rotated"], domain="opbridge",
-                              output_height=2, output_width=2),
-             helper.make_node("RoiAlignRotated", ["input", "rotated_rois"], ["rotated_again"], domain="opbridge",
-                              output_height=2, output_width=2)]
+             helper.make_node("SoftNonMaxSuppression", ["boxes", "scores"], ["dets", "inds"], domain="opbridge"),
+             helper.make_node("SoftNonMaxSuppression", ["boxes", "scores"], ["dets_again", "inds_again"],
+                              domain="opbridge")]
     graph = helper.make_graph(nodes, "mixed", [
         helper.make_tensor_value_info("input", F, [1, 2, 8, 8]),
         helper.make_tensor_value_info("rois", F, ["R", 5]),
-        helper.make_tensor_value_info("rotated_rois", F, ["R", 6])],
-        [helper.make_tensor_value_info(name, F, None) for name in ("pooled", "rotated", "rotated_again")])
+        helper.make_tensor_value_info("boxes", F, ["N", 4]),
+        helper.make_tensor_value_info("scores", F, ["N"])],
+        [helper.make_tensor_value_info(name, F if name.startswith("d") or name == "pooled" else TensorProto.INT64, None)
+         for name in ("pooled", "dets", "inds", "dets_again", "inds_again")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("opbridge", 1)],
                               ir_version=8)
     report = check(save(model, tmp_path / "mixed.onnx"))
     assert report.exit_code == 0, report.format()
     assert {op.identity: op.on_gpu for op in report.custom_ops} == {"opbridge::RoiAlign": True,
-                                                                   "opbridge::RoiAlignRotated": False}
-    assert [op.identity for op in report.cpu_fallbacks] == ["opbridge::RoiAlignRotated"]
+                                                                   "opbridge::SoftNonMaxSuppression": False}
+    assert [op.identity for op in report.cpu_fallbacks] == ["opbridge::SoftNonMaxSuppression"]
     assert report.gpu_summary() == (
         "In a CUDA session (onnxruntime-gpu, a CUDA build of opbridge): 2 of 3 opbridge nodes fall back to the "
-        "CPU, with copies to and from the GPU around them: opbridge::RoiAlignRotated (2).")
+        "CPU, with copies to and from the GPU around them: opbridge::SoftNonMaxSuppression (2).")
     assert report.gpu_summary() in report.format()
-    assert report.to_dict()["cpu_fallbacks"] == ["opbridge::RoiAlignRotated"]
+    assert report.to_dict()["cpu_fallbacks"] == ["opbridge::SoftNonMaxSuppression"]
 
 
 def test_op_nobody_registers(tmp_path):

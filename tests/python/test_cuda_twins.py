@@ -17,7 +17,7 @@ from opbridge.placement import copies_next_to_opbridge_nodes
 
 def test_cuda_kernels_of_a_model():
     assert cuda_twins.cuda_kernels(one_node_model("mmcv::MMCVRoiAlign", {}, ["x", "r"], ["y"])) == ["roi_align"]
-    assert cuda_twins.cuda_kernels(one_node_model("opbridge::RoiAlignRotated", {}, ["x", "r"], ["y"])) == []
+    assert cuda_twins.cuda_kernels(one_node_model("opbridge::SoftNonMaxSuppression", {}, ["b", "s"], ["d", "i"])) == []
     assert cuda_twins.cuda_kernels(one_node_model("::Relu", {}, ["x"], ["y"])) == []
 
 
@@ -84,9 +84,11 @@ def test_placement_finds_opbridge_nodes_next_to_copies():
     report = copies_next_to_opbridge_nodes(clean)
     assert report.all_opbridge_nodes_on_gpu and report.memcpy_nodes == 1
     fallback = _partitioned([helper.make_node("MemcpyToHost", ["x"], ["a"]),
-                             helper.make_node("RoiAlignRotated", ["a", "r"], ["b"], domain="opbridge", name="rot"),
+                             helper.make_node("SoftNonMaxSuppression", ["a", "s"], ["b", "i"], domain="opbridge",
+                                              name="soft"),
                              helper.make_node("MemcpyFromHost", ["b"], ["y"])])
-    assert copies_next_to_opbridge_nodes(fallback).opbridge_nodes_next_to_copies == ["opbridge::RoiAlignRotated 'rot'"]
+    assert copies_next_to_opbridge_nodes(fallback).opbridge_nodes_next_to_copies == [
+        "opbridge::SoftNonMaxSuppression 'soft'"]
 
 
 def test_bench_on_the_gpu_runs_the_cuda_ops_workloads_or_says_what_is_missing(monkeypatch, capsys):
@@ -99,7 +101,8 @@ def test_bench_on_the_gpu_runs_the_cuda_ops_workloads_or_says_what_is_missing(mo
                      "dcn.large", "attention.detr", "cummax.rows", "inverse", "model.dcn_block",
                      "model.deformable_detr_layer"):
         assert expected in workloads
-    assert "soft_nms.dense" not in workloads and "roi_align_rotated" not in workloads  # no CUDA kernels yet
+    assert "roi_align_rotated" in workloads
+    assert "soft_nms.dense" not in workloads and "nms_rotated" not in workloads  # no CUDA kernels yet
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
     assert bench.main(["roi_align.mask"], 1, [1], device="cuda") == 2
     assert "has no CUDA execution provider: install onnxruntime-gpu" in capsys.readouterr().err

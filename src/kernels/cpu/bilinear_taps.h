@@ -1,6 +1,7 @@
 // Bilinear sampling rules as taps: the four neighbours of one point of a channel plane and their
 // weights, computed once and applied to every channel. Framework-free. Three sections:
-// - mmcv's (Caffe2's) rule, shared by the rotated RoI ops (RoIAlignRotated, rotated feature align);
+// - mmcv's (Caffe2's) rule, shared by the rotated RoI ops (RoIAlignRotated, rotated feature align),
+//   from kernels/shared/mmcv_bilinear.h;
 // - PaddedImage, a plane with a border of zeros (deformable convolution, the grid sampler);
 // - ATen's grid_sampler_2d rule, its unnormalization and bilinear taps (the grid sampler reads a
 //   PaddedImage, multi-scale deformable attention tests each corner against the plane), from
@@ -12,64 +13,16 @@
 #include <limits>
 
 #include "kernels/shared/grid_sample_taps.h"
+#include "kernels/shared/mmcv_bilinear.h"
 
 namespace opbridge::cpu {
 
 // ---- mmcv's rule ---------------------------------------------------------------------------------
-
-// The neighbours are the pixels base, base + dx, base + dy * width and base + dy * width + dx of
-// a plane (dx, dy are 0 at the last column or row, else 1), with mmcv's weights w1..w4 = hy*hx,
-// hy*lx, ly*hx, ly*lx: 32 bytes. base = kTapsOutside marks a point outside the map, which reads 0.
-struct BilinearTaps {
-  int64_t base;
-  int32_t dx, dy;
-  float w[4];
-};
-constexpr int64_t kTapsOutside = -1;
-
-// mmcv's bilinear_interpolate for the point (y, x) of a height x width plane. A point with
-// y < -1, y > H, x < -1 or x > W (or on an empty plane) is outside; this is tested first, as
-// mmcv does, so a NaN coordinate of a point whose other coordinate is out of range is outside
-// too. Otherwise a NaN coordinate gives NaN weights on pixel 0 (mmcv converts NaN to an int,
-// which is undefined): the sample is NaN. Then coordinates <= 0 become 0, and neighbours past
-// the last row or column are clamped to it (edge replicate).
-inline BilinearTaps MakeBilinearTaps(float y, float x, int64_t height, int64_t width) {
-  // Compared in double, as mmcv does (an int64 size need not be a float).
-  if (height == 0 || width == 0 || y < -1.0f || static_cast<double>(y) > static_cast<double>(height) ||
-      x < -1.0f || static_cast<double>(x) > static_cast<double>(width)) {
-    return {kTapsOutside, 0, 0, {0.f, 0.f, 0.f, 0.f}};
-  }
-  if (std::isnan(y) || std::isnan(x)) {
-    const float nan = std::numeric_limits<float>::quiet_NaN();
-    return {0, 0, 0, {nan, nan, nan, nan}};
-  }
-  if (y <= 0) y = 0;
-  if (x <= 0) x = 0;
-  // y lies in [0, H] now: the conversion is defined and truncates as mmcv's (int) does.
-  int64_t y_low = static_cast<int64_t>(y), x_low = static_cast<int64_t>(x);
-  int32_t dy = 1, dx = 1;
-  if (y_low >= height - 1) {
-    y_low = height - 1;
-    dy = 0;
-    y = static_cast<float>(y_low);
-  }
-  if (x_low >= width - 1) {
-    x_low = width - 1;
-    dx = 0;
-    x = static_cast<float>(x_low);
-  }
-  const float ly = y - static_cast<float>(y_low), lx = x - static_cast<float>(x_low);
-  const float hy = 1.0f - ly, hx = 1.0f - lx;  // mmcv's 1. - ly: the same float
-  return {y_low * width + x_low, dx, dy, {hy * hx, hy * lx, ly * hx, ly * lx}};
-}
-
-// The point's value in one plane: mmcv's w1*v1 + w2*v2 + w3*v3 + w4*v4, in that order; 0 outside.
-inline float BilinearSample(const BilinearTaps& t, const float* plane, int64_t width) {
-  if (t.base == kTapsOutside) return 0.0f;
-  const float* low = plane + t.base;
-  const float* high = low + t.dy * width;
-  return t.w[0] * low[0] + t.w[1] * low[t.dx] + t.w[2] * high[0] + t.w[3] * high[t.dx];
-}
+// In kernels/shared/mmcv_bilinear.h (host-and-device: the rotated CUDA kernels use it too).
+using shared::BilinearSample;
+using shared::BilinearTaps;
+using shared::kTapsOutside;
+using shared::MakeBilinearTaps;
 
 // ---- A plane with a border of zeros ----------------------------------------------------------------
 

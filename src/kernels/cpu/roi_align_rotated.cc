@@ -30,71 +30,14 @@
 
 #include "core/roi_align.h"
 #include "kernels/cpu/bilinear_taps.h"
+#include "kernels/shared/roi_align_rotated_grid.h"
 
 namespace opbridge::cpu {
 namespace {
 
-// The sampling grid of one RoI, in feature-map coordinates.
-struct RotatedGeometry {
-  float center_h, center_w, start_h, start_w, bin_h, bin_w, cos_theta, sin_theta;
-  int64_t grid_h, grid_w;  // >= 0
-  float count;             // max(grid_h * grid_w, 1), the divisor of every bin
-  bool finite;
-};
-
-RotatedGeometry MakeGeometry(const RoiAlignRotatedParams& p, const float* roi) {
-  const float offset = p.aligned ? 0.5f : 0.0f;
-  RotatedGeometry g;
-  g.center_w = roi[1] * p.spatial_scale - offset;
-  g.center_h = roi[2] * p.spatial_scale - offset;
-  float roi_w = roi[3] * p.spatial_scale;
-  float roi_h = roi[4] * p.spatial_scale;
-  const float theta = p.clockwise ? -roi[5] : roi[5];
-  // In double, rounded once: the C library's float cosf / sinf are not correctly rounded and
-  // glibc picks an FMA build of them on CPUs that have FMA, which would make results depend on
-  // the CPU (mmcv calls cosf / sinf; the difference is at most one float ulp of cos and sin).
-  g.cos_theta = static_cast<float>(std::cos(static_cast<double>(theta)));
-  g.sin_theta = static_cast<float>(std::sin(static_cast<double>(theta)));
-  if (!p.aligned) {  // legacy behaviour: force malformed RoIs to be 1x1
-    roi_w = std::max(roi_w, 1.0f);
-    roi_h = std::max(roi_h, 1.0f);
-  }
-  g.finite = std::isfinite(g.center_w) && std::isfinite(g.center_h) && std::isfinite(roi_w) &&
-             std::isfinite(roi_h) && std::isfinite(theta);
-  g.bin_h = roi_h / static_cast<float>(p.output_height);
-  g.bin_w = roi_w / static_cast<float>(p.output_width);
-  g.start_h = -roi_h / 2.0f;
-  g.start_w = -roi_w / 2.0f;
-  int64_t grid_h = 0, grid_w = 0;
-  if (!g.finite) {
-    grid_h = grid_w = 0;
-  } else if (p.sampling_ratio > 0) {
-    grid_h = grid_w = p.sampling_ratio;
-  } else {
-    // ceil(side / out) like mmcv; a negative aligned side gives a grid <= 0, which takes no
-    // samples. Clamped to [0, limit] before the integer conversion, which is undefined outside
-    // int64's range: huge boxes are rejected by the sample limits.
-    const float limit = static_cast<float>(kRoiAlignMaxAxisSamples) + 1.0f;
-    grid_h = static_cast<int64_t>(std::clamp(std::ceil(roi_h / p.output_height), 0.0f, limit));
-    grid_w = static_cast<int64_t>(std::clamp(std::ceil(roi_w / p.output_width), 0.0f, limit));
-  }
-  g.grid_h = grid_h;
-  g.grid_w = grid_w;
-  g.count = static_cast<float>(std::max<int64_t>(grid_h * grid_w, 1));
-  return g;
-}
-
-// The point of sample (iy, ix) of bin (ph, pw), and its taps.
-BilinearTaps MakeTaps(const RotatedGeometry& g, int64_t ph, int64_t pw, int64_t iy, int64_t ix, int64_t height,
-                    int64_t width) {
-  const float yy = g.start_h + static_cast<float>(ph) * g.bin_h +
-                   (static_cast<float>(iy) + 0.5f) * g.bin_h / static_cast<float>(g.grid_h);
-  const float xx = g.start_w + static_cast<float>(pw) * g.bin_w +
-                   (static_cast<float>(ix) + 0.5f) * g.bin_w / static_cast<float>(g.grid_w);
-  const float y = yy * g.cos_theta - xx * g.sin_theta + g.center_h;
-  const float x = yy * g.sin_theta + xx * g.cos_theta + g.center_w;
-  return MakeBilinearTaps(y, x, height, width);
-}
+using shared::MakeRotatedGeometry;
+using shared::MakeRotatedTaps;
+using shared::RotatedGeometry;
 
 // A RoI of a group: its geometry and, when prepared, where its taps start in the group's array.
 struct GroupRoi {
@@ -129,7 +72,7 @@ void PoolStreamed(const RoiAlignRotatedParams& p, const GroupRoi& r, int64_t hei
       float sum = 0.0f;
       for (int64_t iy = 0; iy < g.grid_h; ++iy) {
         for (int64_t ix = 0; ix < g.grid_w; ++ix) {
-          const BilinearTaps t = MakeTaps(g, ph, pw, iy, ix, height, width);
+          const BilinearTaps t = MakeRotatedTaps(g, ph, pw, iy, ix, height, width);
           if (t.base != kTapsOutside) sum += BilinearSample(t, in, width);
         }
       }
@@ -190,7 +133,7 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
 
   // Reject absurd grids before starting any work (RoIAlign's per-RoI sample limits).
   for (int64_t r = 0; r < num_rois; ++r) {
-    const RotatedGeometry g = MakeGeometry(p, rois + r * 6);
+    const RotatedGeometry g = MakeRotatedGeometry(p, rois + r * 6);
     OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(output_rows ? output_rows[r] : r, g.grid_h, g.grid_w, out_h, out_w));
   }
 
@@ -204,7 +147,7 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
     while (last < num_rois && (last == first || num_taps < kGroupSampleBudget)) {
       const float* roi = rois + last * 6;
       GroupRoi r;
-      r.geometry = MakeGeometry(p, roi);
+      r.geometry = MakeRotatedGeometry(p, roi);
       r.batch_index = static_cast<int64_t>(roi[0]);
       const size_t samples = static_cast<size_t>(bins * r.geometry.grid_h * r.geometry.grid_w);
       r.prepared = samples <= kGroupSampleBudget;
@@ -224,7 +167,7 @@ Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64
       for (int64_t ph = 0; ph < out_h; ++ph) {
         for (int64_t pw = 0; pw < out_w; ++pw) {
           for (int64_t iy = 0; iy < g.grid_h; ++iy) {
-            for (int64_t ix = 0; ix < g.grid_w; ++ix) *t++ = MakeTaps(g, ph, pw, iy, ix, height, width);
+            for (int64_t ix = 0; ix < g.grid_w; ++ix) *t++ = MakeRotatedTaps(g, ph, pw, iy, ix, height, width);
           }
         }
       }

@@ -99,6 +99,9 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       // registration and checks that every twin has the same inputs and outputs.
       CudaOp<RoiAlignOp>("opbridge", "RoiAlign", "roi_align"),
       CudaOp<RoiAlignOp>("mmcv", "MMCVRoiAlign", "roi_align"),
+      CudaOp<RoiAlignRotatedOp>("opbridge", "RoiAlignRotated", "roi_align_rotated"),
+      CudaOp<RoiAlignRotatedOp>("mmcv", "MMCVRoIAlignRotated", "roi_align_rotated"),
+      CudaOp<RoiAlignRotatedOp>("mmdeploy", "MMCVRoIAlignRotated", "roi_align_rotated"),
       CudaOp<GridSampleOp>("opbridge", "GridSample", "grid_sample"),
       CudaOp<GridSampleOp>("mmcv", "grid_sampler", "grid_sample"),
       CudaOp<GridSampleOp>("mmdeploy", "grid_sampler", "grid_sample"),

@@ -21,21 +21,29 @@ Status RoiAlignRotatedOp::Create(const Attrs& attrs, std::unique_ptr<RoiAlignRot
   return Status::Ok();
 }
 
+Status RoiAlignRotatedOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* rois,
+                                  float** output) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, rois));
+  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRotatedShapes(input->shape, rois->shape));
+  const Shape out_shape = RoiAlignRotatedOutputShape(params_, input->shape, rois->shape);
+  void* data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
+  *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(data);
+  return Status::Ok();
+}
+
 Status RoiAlignRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, rois;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &input));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &rois));
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRotatedShapes(input.shape, rois.shape));
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &rois, &output));
   const int64_t batch = input.shape[0];
   OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), rois.shape[0], batch, 6));
-  const Shape out_shape = RoiAlignRotatedOutputShape(params_, input.shape, rois.shape);
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
-  if (NumElements(out_shape) == 0) return Status::Ok();
+  if (output == nullptr) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
   return cpu::RoiAlignRotated(params_, input.Data<float>(), batch, input.shape[1], input.shape[2],
-                              input.shape[3], rois.Data<float>(), rois.shape[0], static_cast<float*>(output), scratch,
+                              input.shape[3], rois.Data<float>(), rois.shape[0], output, scratch,
                               OrtTaskRunner(api, ctx));
 }
 

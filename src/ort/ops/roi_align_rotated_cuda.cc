@@ -1,0 +1,23 @@
+// RoIAlignRotated ORT glue, CUDA twin: opbridge::RoiAlignRotated, mmcv::MMCVRoIAlignRotated and
+// mmdeploy::MMCVRoIAlignRotated on the CUDA execution provider. The same checks as the CPU op's
+// Compute, except those of the RoIs' values, which are in device memory: the kernel gives NaN rows
+// there instead (kernels/cuda/roi_align_rotated.h).
+#include "kernels/cuda/roi_align_rotated.h"
+#include "ort/cuda_glue.h"
+#include "ort/ops/roi_align_rotated.h"
+
+namespace opbridge::ort {
+
+Status RoiAlignRotatedOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor input, rois;
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &rois, &output));
+  if (output == nullptr) return Status::Ok();
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
+  return cuda::RoiAlignRotated(params_, input.Data<float>(), input.shape[0], input.shape[1], input.shape[2],
+                               input.shape[3], rois.Data<float>(), rois.shape[0], output, cuda.scratch(),
+                               cuda.stream());
+}
+
+}  // namespace opbridge::ort
