@@ -100,6 +100,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/paste_masks_cuda.cc
   src/ort/ops/roi_align_cuda.cc
   src/ort/ops/roi_align_rotated_cuda.cc
+  src/ort/ops/rotated_feature_align_cuda.cc
   src/ort/ops/scaled_dot_product_attention_cuda.cc
   src/ort/ops/trt_batched_nms_cuda.cc
 )
@@ -119,6 +120,7 @@ set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
   src/kernels/cuda/paste_masks.cu
   src/kernels/cuda/roi_align.cu
   src/kernels/cuda/roi_align_rotated.cu
+  src/kernels/cuda/rotated_feature_align.cu
   src/kernels/cuda/scaled_dot_product_attention.cu
 )
 set(OPBRIDGE_OP_CPP_TEST_SOURCES

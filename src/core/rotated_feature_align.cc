@@ -1,5 +1,6 @@
 #include "core/rotated_feature_align.h"
 
+#include <climits>
 #include <cmath>
 
 namespace opbridge {
@@ -20,6 +21,12 @@ Status CheckRotatedFeatureAlignShapes(const Shape& features, const Shape& best_r
     return Status::Error("best_rbboxes must have shape [N, H, W, 5] = ", ShapeToString(expected),
                          " (N, H and W of features ", ShapeToString(features), "), got shape ",
                          ShapeToString(best_rbboxes));
+  }
+  // The kernels index a plane with 32 bits (every axis non-empty: otherwise there is nothing to read).
+  const int64_t n = features[0], c = features[1], h = features[2], w = features[3];
+  if (n > 0 && c > 0 && h > 0 && w > 0 && h > INT32_MAX / w) {
+    return Status::Error("features planes (H * W) of more than 2^31 - 1 elements are not supported, got ", h, "x",
+                         w);
   }
   return Status::Ok();
 }

@@ -5,11 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "kernels/shared/rotated_feature_align_taps.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -217,11 +220,67 @@ TEST(RotatedFeatureAlign, EmptyAxesWriteNothing) {
   }
 }
 
+// A shape rule of both providers (CheckRotatedFeatureAlignShapes): the kernels index a plane with 32 bits.
 TEST(RotatedFeatureAlign, HugePlaneIsAnError) {
-  RotatedFeatureAlignParams params;
-  Status s = cpu::RotatedFeatureAlign(params, nullptr, 1, 1, 65536, 32768, nullptr, nullptr, SerialTaskRunner());
+  Status s = CheckRotatedFeatureAlignShapes({1, 1, 65536, 32768}, {1, 65536, 32768, 5});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), "features planes (H * W) of more than 2^31 - 1 elements are not supported, got 65536x32768");
+  EXPECT_TRUE(CheckRotatedFeatureAlignShapes({0, 1, 65536, 32768}, {0, 65536, 32768, 5}).ok());  // nothing to read
+}
+
+// The CUDA kernel (kernels/cuda/rotated_feature_align.cu) on the host, thread by thread: each
+// (image, run of 16 channels, pixel) makes its taps once, then adds each channel's value and samples
+// in order.
+std::vector<float> DeviceAlign(const Problem& pr, float spatial_scale, int64_t points) {
+  RotatedFeatureAlignParams params;
+  params.spatial_scale = spatial_scale;
+  params.points = points;
+  const int32_t plane = static_cast<int32_t>(pr.h * pr.w), runs = static_cast<int32_t>((pr.c + 15) / 16);
+  std::vector<float> out(pr.features.size(), -7.0f);
+  for (int64_t t = 0; t < pr.n * runs * plane; ++t) {
+    const int32_t pixel = static_cast<int32_t>(t % plane), run = static_cast<int32_t>((t / plane) % runs);
+    const int64_t n = t / plane / runs;
+    shared::BilinearTaps taps[5];
+    shared::PixelTaps(params, pr.boxes.data() + (n * plane + pixel) * 5, pr.h, pr.w, taps);
+    for (int64_t c = run * 16; c < std::min<int64_t>(pr.c, (run + 1) * 16); ++c) {
+      const float* in = pr.features.data() + (n * pr.c + c) * plane;
+      float value = in[pixel];
+      for (int k = 0; k < points; ++k) value += shared::BilinearSample(taps[k], in, pr.w);
+      out[(n * pr.c + c) * plane + pixel] = value;
+    }
+  }
+  return out;
+}
+
+// The GPU's values are the CPU kernel's bits: random boxes across and off the edges at any angle,
+// 1 and 5 points, channel counts around the run of 16, NaN and infinite features and boxes.
+TEST(RotatedFeatureAlignDeviceCode, MatchesTheCpuKernelBitForBit) {
+  std::mt19937 rng(21);
+  std::normal_distribution<float> normal;
+  std::uniform_real_distribution<float> coordinate(-6.0f, 40.0f), side(0.0f, 30.0f), angle(-4.0f, 4.0f);
+  for (int64_t channels : {1, 16, 35}) {
+    Problem pr{2, channels, 13, 17, std::vector<float>(2 * channels * 13 * 17), std::vector<float>(2 * 13 * 17 * 5)};
+    for (auto& v : pr.features) v = normal(rng);
+    for (size_t b = 0; b < pr.boxes.size(); b += 5) {
+      pr.boxes[b] = coordinate(rng);
+      pr.boxes[b + 1] = coordinate(rng);
+      pr.boxes[b + 2] = side(rng);
+      pr.boxes[b + 3] = side(rng);
+      pr.boxes[b + 4] = angle(rng);
+    }
+    pr.features[3] = std::numeric_limits<float>::infinity();
+    pr.features[pr.features.size() - 9] = std::numeric_limits<float>::quiet_NaN();
+    pr.boxes[5 * 7] = std::numeric_limits<float>::quiet_NaN();
+    pr.boxes[5 * 11 + 4] = std::numeric_limits<float>::infinity();
+    for (int64_t points : {1, 5}) {
+      for (float scale : {0.5f, 1.0f}) {
+        const auto cpu = RunAlign(pr, scale, points, SerialTaskRunner());
+        const auto device = DeviceAlign(pr, scale, points);
+        EXPECT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
+            << channels << " channels, " << points << " points, scale " << scale;
+      }
+    }
+  }
 }
 
 }  // namespace

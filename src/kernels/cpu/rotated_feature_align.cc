@@ -7,7 +7,7 @@
 //   out = in[n, c, h, w] + sample_0 + sample_1 + ...   (left to right)
 // with each sample w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4 (left to right), every step a float32
 // operation as in mmcv (the library is built without contraction into fused multiply-adds). Only
-// cos and sin are computed otherwise (see PixelTaps).
+// cos and sin are computed otherwise (see shared::PixelTaps, which the CUDA kernel runs too).
 //
 // Work layout (ForEachPixelChunk): the points depend on (n, h, w) only, so the taps of a chunk of
 // pixels (4 plane offsets and 4 weights per point) are computed once for all channels; then one
@@ -24,6 +24,7 @@
 
 #include "kernels/cpu/bilinear_taps.h"
 #include "kernels/cpu/pixel_chunks.h"
+#include "kernels/shared/rotated_feature_align_taps.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -34,32 +35,7 @@ constexpr int64_t kChunkPoints = 32768;
 constexpr int64_t kTapBlock = 1024;
 constexpr int64_t kRunPixels = 2048;
 
-// The taps of the sample points of one pixel's box (y, x, w, h, a), in mmcv's order and float32
-// arithmetic.
-void PixelTaps(const RotatedFeatureAlignParams& p, const float* box, int64_t height, int64_t width,
-               BilinearTaps* taps) {
-  const float roi_y = box[0] * p.spatial_scale;
-  const float roi_x = box[1] * p.spatial_scale;
-  taps[0] = MakeBilinearTaps(roi_y, roi_x, height, width);
-  if (p.points == 1) return;
-  const float roi_w = box[2] * p.spatial_scale;
-  const float roi_h = box[3] * p.spatial_scale;
-  const float roi_a = box[4];
-  const float w_2 = roi_w / 2, h_2 = roi_h / 2;
-  // mmcv calls cosf and sinf. glibc's are within an ulp of the true value but not correctly
-  // rounded (about 1% of angles differ from it in the last bit), and x86-64 glibc picks an FMA
-  // build of them on CPUs that have FMA. The float64 functions rounded to float32 give the
-  // correctly rounded value (unless the true value lies within an ulp of float64 from a float32
-  // rounding boundary), so results do not depend on the CPU or the C library.
-  const float cosa = static_cast<float>(std::cos(static_cast<double>(roi_a)));
-  const float sina = static_cast<float>(std::sin(static_cast<double>(roi_a)));
-  const float wx = cosa * w_2, wy = sina * w_2;
-  const float hx = -sina * h_2, hy = cosa * h_2;
-  taps[1] = MakeBilinearTaps(roi_y + wy + hy, roi_x + wx + hx, height, width);
-  taps[2] = MakeBilinearTaps(roi_y - wy + hy, roi_x - wx + hx, height, width);
-  taps[3] = MakeBilinearTaps(roi_y - wy - hy, roi_x - wx - hx, height, width);
-  taps[4] = MakeBilinearTaps(roi_y + wy - hy, roi_x + wx - hx, height, width);
-}
+using shared::PixelTaps;
 
 // Pixels first + [begin, end) of one plane, written to out[begin, end): the pixel's own value
 // plus its samples, added in order. taps[i] are those of pixel first + i. The point count is a
@@ -82,10 +58,6 @@ Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const float* feat
                            float* output, const TaskRunner& runner) {
   // An empty axis: no output element, nothing to read (with H or W = 0 there is no pixel).
   if (batch == 0 || channels == 0 || height == 0 || width == 0) return Status::Ok();
-  if (height > INT32_MAX / width) {
-    return Status::Error("features planes (H * W) of more than 2^31 - 1 elements are not supported, got ",
-                         height, "x", width);
-  }
   const int64_t plane = height * width;
   const int64_t points = p.points;
   const int64_t chunk_pixels = kChunkPoints / points;

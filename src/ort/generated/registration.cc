@@ -119,6 +119,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
       CudaOp<TrtBatchedNmsOp>("opbridge", "TrtBatchedNms", "trt_batched_nms"),
       CudaOp<TrtBatchedNmsOp>("mmdeploy", "TRTBatchedNMS", "trt_batched_nms"),
+      CudaOp<RotatedFeatureAlignOp>("opbridge", "RotatedFeatureAlign", "rotated_feature_align"),
+      CudaOp<RotatedFeatureAlignOp>("mmcv", "MMCVRotatedFeatureAlign", "rotated_feature_align"),
       CudaOp<MultiLevelRoiAlignOp>("opbridge", "MultiLevelRoiAlign", "multi_level_roi_align"),
       CudaOp<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
       CudaOp<CumMaxOp>("opbridge", "CumMax", "cummax"),

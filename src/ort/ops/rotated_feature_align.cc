@@ -14,17 +14,24 @@ Status RotatedFeatureAlignOp::Create(const Attrs& attrs, std::unique_ptr<Rotated
   return Status::Ok();
 }
 
+Status RotatedFeatureAlignOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* features,
+                                      InputTensor* boxes, float** output) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, features));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignShapes(features->shape, boxes->shape));
+  void* data = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, RotatedFeatureAlignOutputShape(features->shape), &data));
+  *output = static_cast<float*>(data);
+  return Status::Ok();
+}
+
 Status RotatedFeatureAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor features, boxes;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &features));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignShapes(features.shape, boxes.shape));
-  const Shape out_shape = RotatedFeatureAlignOutputShape(features.shape);
-  void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  float* output = nullptr;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &features, &boxes, &output));
   return cpu::RotatedFeatureAlign(params_, features.Data<float>(), features.shape[0], features.shape[1],
-                                  features.shape[2], features.shape[3], boxes.Data<float>(),
-                                  static_cast<float*>(output), OrtTaskRunner(api, ctx));
+                                  features.shape[2], features.shape[3], boxes.Data<float>(), output,
+                                  OrtTaskRunner(api, ctx));
 }
 
 Status RotatedFeatureAlignOp::InferShape(const ShapeInference& infer) {

@@ -15,9 +15,14 @@ class RotatedFeatureAlignOp {
   explicit RotatedFeatureAlignOp(const RotatedFeatureAlignParams& params) : params_(params) {}
   static Status Create(const Attrs& attrs, std::unique_ptr<RotatedFeatureAlignOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // rotated_feature_align_cuda.cc
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // What both providers do first: the inputs (shapes checked) and the allocated output.
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* features, InputTensor* boxes,
+                 float** output) const;
+
   RotatedFeatureAlignParams params_;
 };
 
