@@ -94,6 +94,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/instance_norm_cuda.cc
   src/ort/ops/inverse_cuda.cc
   src/ort/ops/multi_level_roi_align_cuda.cc
+  src/ort/ops/multi_level_rotated_roi_align_cuda.cc
   src/ort/ops/multi_scale_deformable_attention_cuda.cc
   src/ort/ops/multi_scale_roi_align_cuda.cc
   src/ort/ops/nms_cuda.cc

@@ -31,11 +31,4 @@ Status CheckMultiLevelRotatedRoiAlignShapes(const MultiLevelRotatedRoiAlignParam
   return CheckFeatureLevelShapes(features, params.featmap_strides.size(), "featmap_strides");
 }
 
-void MmrotateRoiRescale(const float* box, float factor, float* rescaled) {
-  // new_rois[:, 3] = w_scale_factor * new_rois[:, 3] (and h): one float32 product each.
-  std::copy(box, box + 5, rescaled);
-  rescaled[2] = factor * box[2];
-  rescaled[3] = factor * box[3];
-}
-
 }  // namespace opbridge

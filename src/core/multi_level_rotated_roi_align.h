@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/host_device.h"
 #include "core/multi_level_roi_align.h"
 #include "core/roi_align_rotated.h"
 #include "core/shape.h"
@@ -35,7 +36,12 @@ Status CheckMultiLevelRotatedRoiAlignShapes(const MultiLevelRotatedRoiAlignParam
                                             const std::vector<Shape>& features);
 
 // mmrotate's RotatedSingleRoIExtractor.roi_rescale of a rotated box (cx, cy, w, h, theta), in
-// float32: w and h multiplied by `factor`, the rest as given.
-void MmrotateRoiRescale(const float* box, float factor, float* rescaled);
+// float32: w and h multiplied by `factor` (new_rois[:, 3] = w_scale_factor * new_rois[:, 3]: one
+// float32 product each), the rest as given. Host and device (the CUDA kernel maps RoIs in the thread).
+OPBRIDGE_HD inline void MmrotateRoiRescale(const float* box, float factor, float* rescaled) {
+  for (int k = 0; k < 5; ++k) rescaled[k] = box[k];
+  rescaled[2] = factor * box[2];
+  rescaled[3] = factor * box[3];
+}
 
 }  // namespace opbridge

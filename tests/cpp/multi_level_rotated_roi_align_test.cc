@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/roi_align_rotated.h"
 #include "feature_pyramid.h"
+#include "kernels/shared/roi_align_rotated_grid.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -135,6 +137,78 @@ TEST(MultiLevelRotatedRoiAlignParams, RejectBadValuesAndShapes) {
   EXPECT_EQ(CheckMultiLevelRotatedRoiAlignShapes(p, {3, 6}, {{1, 2, 8, 8}}).message(),
             "the node has 1 feature maps but featmap_strides lists 2 strides; they must agree (one stride per map)");
   EXPECT_TRUE(CheckMultiLevelRotatedRoiAlignShapes(p, {0, 6}, {{1, 2, 8, 8}, {1, 2, 0, 4}}).ok());
+}
+
+// The CUDA kernel (kernels/cuda/roi_align_rotated.cu, LeveledRoiAlignRotated) on the host, thread by
+// thread: each RoI planned (its batch index checked first, then its level on sqrt(w * h) with one map
+// meaning every RoI as given, mmrotate's rescale, the geometry at its level's scale, its sample
+// limits), then each output element summing its bin's points in order; no level: a zero row.
+std::vector<float> DevicePool(const MultiLevelRotatedRoiAlignParams& params, const Pyramid& pyramid, int64_t batch,
+                              int64_t channels, const std::vector<float>& rois) {
+  const RoiAlignRotatedParams& base = params.roi_align;
+  const int64_t num_rois = static_cast<int64_t>(rois.size() / 6), maps = static_cast<int64_t>(pyramid.levels.size());
+  const int64_t bins = base.output_height * base.output_width;
+  std::vector<float> out(num_rois * channels * bins);
+  for (int64_t r = 0; r < num_rois; ++r) {
+    const float* roi = rois.data() + r * 6;
+    float pooled[6];
+    std::copy(roi, roi + 6, pooled);
+    int64_t level = 0;
+    if (maps > 1) {
+      level = shared::MmdetRoiLevel(std::sqrt(roi[3] * roi[4]), params.finest_scale, maps);
+      if (level >= 0 && params.rescale) MmrotateRoiRescale(roi + 1, params.roi_scale_factor, pooled + 1);
+    }
+    RoiAlignRotatedParams p = base;
+    if (level >= 0) p.spatial_scale = params.spatial_scales[level];
+    const shared::RotatedGeometry g = shared::MakeRotatedGeometry(p, pooled);
+    const bool valid = shared::IsRoiBatchIndex(roi[0], batch) &&
+                       (level < 0 || shared::WithinSampleBudget(g.grid_h, g.grid_w, p.output_height, p.output_width));
+    for (int64_t e = 0; e < channels * bins; ++e) {
+      const int64_t bin = e % bins, c = e / bins;
+      float& o = out[r * channels * bins + e];
+      if (!valid) {
+        o = kNaN;
+      } else if (level < 0) {
+        o = 0.0f;
+      } else if (!g.finite) {
+        o = kNaN;
+      } else {
+        const cpu::FeatureLevel& map = pyramid.levels[level];
+        const float* plane = map.data + (static_cast<int64_t>(roi[0]) * channels + c) * map.height * map.width;
+        float sum = 0.0f;
+        for (int64_t iy = 0; iy < g.grid_h; ++iy) {
+          for (int64_t ix = 0; ix < g.grid_w; ++ix) {
+            const shared::BilinearTaps t =
+                shared::MakeRotatedTaps(g, bin / p.output_width, bin % p.output_width, iy, ix, map.height, map.width);
+            if (t.base != shared::kTapsOutside) sum += shared::BilinearSample(t, plane, map.width);
+          }
+        }
+        o = sum / g.count;
+      }
+    }
+  }
+  return out;
+}
+
+// The GPU's values are the CPU kernel's bits: 1 to 4 maps, with and without rescale, aligned or not,
+// RoIs of every level, without a level, NaN and negative sides.
+TEST(MultiLevelRotatedRoiAlignDeviceCode, MatchesTheCpuKernelBitForBit) {
+  const int64_t batch = 2, channels = 3, num_rois = static_cast<int64_t>(kRois.size() / 6);
+  for (size_t levels : {size_t{1}, size_t{2}, size_t{4}}) {
+    const Pyramid pyramid = MakePyramid(levels, batch, channels);
+    for (int64_t aligned : {0, 1}) {
+      for (float factor : {-1.0f, 1.5f}) {
+        const auto p = Params(levels, factor, aligned, 1);
+        std::vector<float> cpu(num_rois * channels * 12, -1.0f);
+        HeapScratchAllocator heap;
+        ASSERT_TRUE(cpu::MultiLevelRotatedRoiAlign(p, pyramid.levels.data(), batch, channels, kRois.data(), num_rois,
+                                                   cpu.data(), heap, SerialTaskRunner()).ok());
+        const auto device = DevicePool(p, pyramid, batch, channels, kRois);
+        EXPECT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
+            << levels << " maps, aligned " << aligned << ", factor " << factor;
+      }
+    }
+  }
 }
 
 }  // namespace

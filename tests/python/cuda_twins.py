@@ -23,7 +23,7 @@ ENABLED = os.environ.get("OPBRIDGE_TEST_CUDA_TWINS") == "1"
 # the CUDA kernel writes NaN instead (the op pages' "On the GPU" notes): RoI batch indices and
 # sampling grids beyond the limits (axis-aligned and rotated), and heatmaps of oversized rois.
 DEVICE_DEFINED_RESULTS = {"roi_align", "multi_scale_roi_align", "multi_level_roi_align", "heatmaps_to_keypoints",
-                          "roi_align_rotated"}
+                          "roi_align_rotated", "multi_level_rotated_roi_align"}
 
 
 def cuda_kernels(model) -> list[str]:

@@ -123,6 +123,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<RotatedFeatureAlignOp>("mmcv", "MMCVRotatedFeatureAlign", "rotated_feature_align"),
       CudaOp<MultiLevelRoiAlignOp>("opbridge", "MultiLevelRoiAlign", "multi_level_roi_align"),
       CudaOp<MultiLevelRoiAlignOp>("mmdeploy", "MMCVMultiLevelRoiAlign", "multi_level_roi_align"),
+      CudaOp<MultiLevelRotatedRoiAlignOp>("opbridge", "MultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
+      CudaOp<MultiLevelRotatedRoiAlignOp>("mmdeploy", "MMCVMultiLevelRotatedRoiAlign", "multi_level_rotated_roi_align"),
       CudaOp<CumMaxOp>("opbridge", "CumMax", "cummax"),
       CudaOp<CumMinOp>("opbridge", "CumMin", "cummax"),
       CudaOp<CumMaxOp>("mmcv", "cummax", "cummax"),

@@ -34,6 +34,11 @@ using LevelKernel = std::function<Status(const cpu::FeatureLevel* levels, int64_
 Status ComputeMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t roi_width, int64_t output_height,
                          int64_t output_width, const LevelShapeCheck& check_shapes, const LevelKernel& kernel);
 
+// The maps of a prepared node as shared::FeatureMaps, maps first .. first + shared::kMaxFeatureMaps - 1
+// (at most) at spatial_scales[l] for map l (one launch's worth; multi_level_roi_align_cuda.cc).
+shared::FeatureMaps FeatureMapsOf(const MultiLevelTensors& tensors, int64_t first,
+                                  const std::vector<float>& spatial_scales);
+
 // The CUDA Compute's launches (multi_level_roi_align_cuda.cc, CUDA builds): the prepared node's
 // RoIs pooled from its maps, at spatial_scales[l] for map l, with `leveling`; one launch per
 // shared::kMaxFeatureMaps maps.

@@ -11,12 +11,7 @@
 
 namespace opbridge::ort {
 
-Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const MultiLevelTensors& t,
-                              const RoiAlignParams& roi_align, const std::vector<float>& spatial_scales,
-                              const shared::RoiLeveling& leveling) {
-  CudaCompute cuda(api, ctx);
-  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  const int64_t total = static_cast<int64_t>(t.maps.size());
+shared::FeatureMaps FeatureMapsOf(const MultiLevelTensors& t, int64_t first, const std::vector<float>& spatial_scales) {
   std::vector<const float*> data;
   std::vector<int64_t> heights, widths;
   for (const InputTensor& map : t.maps) {
@@ -24,9 +19,18 @@ Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const Mu
     heights.push_back(map.shape[2]);
     widths.push_back(map.shape[3]);
   }
+  return shared::FeatureMapsFrom(first, static_cast<int64_t>(t.maps.size()), data.data(), heights.data(),
+                                 widths.data(), spatial_scales.data());
+}
+
+Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const MultiLevelTensors& t,
+                              const RoiAlignParams& roi_align, const std::vector<float>& spatial_scales,
+                              const shared::RoiLeveling& leveling) {
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
+  const int64_t total = static_cast<int64_t>(t.maps.size());
   for (int64_t first = 0; first < total; first += shared::kMaxFeatureMaps) {
-    const shared::FeatureMaps maps =
-        shared::FeatureMapsFrom(first, total, data.data(), heights.data(), widths.data(), spatial_scales.data());
+    const shared::FeatureMaps maps = FeatureMapsOf(t, first, spatial_scales);
     OPBRIDGE_RETURN_IF_ERROR(cuda::LeveledRoiAlign(roi_align, maps, leveling, t.batch, t.channels,
                                                    t.rois.Data<float>(), t.num_rois, t.output, cuda.scratch(),
                                                    cuda.stream()));

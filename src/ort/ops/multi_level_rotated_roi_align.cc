@@ -20,9 +20,7 @@ Status MultiLevelRotatedRoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<M
 Status MultiLevelRotatedRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   return ComputeMultiLevel(
       api, ctx, 6, params_.roi_align.output_height, params_.roi_align.output_width,
-      [this](const Shape& rois, const std::vector<Shape>& features) {
-        return CheckMultiLevelRotatedRoiAlignShapes(params_, rois, features);
-      },
+      [this](const Shape& rois, const std::vector<Shape>& features) { return CheckShapes(rois, features); },
       [this](const cpu::FeatureLevel* levels, int64_t batch, int64_t channels, const float* rois, int64_t num_rois,
              float* output, ScratchAllocator& scratch, const TaskRunner& runner) {
         return cpu::MultiLevelRotatedRoiAlign(params_, levels, batch, channels, rois, num_rois, output, scratch,
