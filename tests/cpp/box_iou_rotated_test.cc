@@ -1,7 +1,7 @@
 // Rotated-box IoU kernel tests: hand-worked cases, and random pairs against a float64 reference
 // written here from the geometry (clip one rectangle by the other, Sutherland-Hodgman, then the
 // shoelace area), independent of mmcv's algorithm that the kernel reproduces.
-#include "kernels/cpu/box_iou_rotated.h"
+#include "kernels/shared/box_iou_rotated.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +15,8 @@
 namespace opbridge {
 namespace {
 
-using cpu::MakeRotatedBox;
-using cpu::RotatedBox;
+using shared::MakeRotatedBox;
+using shared::RotatedBox;
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -29,8 +29,8 @@ RotatedBox Make(const Box5& b) {
   return MakeRotatedBox(v);
 }
 
-float Iou(const Box5& a, const Box5& b) { return cpu::RotatedIou(Make(a), Make(b)); }
-float Inter(const Box5& a, const Box5& b) { return cpu::RotatedIntersectionArea(Make(a), Make(b)); }
+float Iou(const Box5& a, const Box5& b) { return shared::RotatedIou(Make(a), Make(b)); }
+float Inter(const Box5& a, const Box5& b) { return shared::RotatedIntersectionArea(Make(a), Make(b)); }
 
 // ---- float64 reference ----------------------------------------------------------------------
 
@@ -236,7 +236,7 @@ TEST(BoxIouRotated, BoundsContainTheVertices) {
     const Box5 b{(unit(rng) - 0.5f) * 4 * scale, (unit(rng) - 0.5f) * 4 * scale, (unit(rng) + 0.01f) * scale,
                  (unit(rng) + 0.01f) * scale, (unit(rng) - 0.5f) * 20};
     float x_lo, y_lo, x_hi, y_hi;
-    cpu::RotatedBoxBounds(Make(b), &x_lo, &y_lo, &x_hi, &y_hi);
+    shared::RotatedBoxBounds(Make(b), &x_lo, &y_lo, &x_hi, &y_hi);
     ASSERT_TRUE(std::isfinite(x_lo) && std::isfinite(y_hi)) << n;
     for (const P& v : Vertices(b)) {
       ASSERT_TRUE(x_lo <= v.x && v.x <= x_hi && y_lo <= v.y && v.y <= y_hi) << n;
@@ -252,7 +252,7 @@ TEST(BoxIouRotated, BoundsOfThinOrNonFiniteBoxesAreUnbounded) {
                         Box5{0, nan, 1, 1, 0}, Box5{0, 0, 1, nan, 0}, Box5{0, 0, inf, 1, 0},
                         Box5{0, 0, 1, 1, nan}, Box5{0, 0, 1, 1, inf}, Box5{1e13f, 0, 1e12f, 1e12f, 0}}) {
     float x_lo, y_lo, x_hi, y_hi;
-    cpu::RotatedBoxBounds(Make(b), &x_lo, &y_lo, &x_hi, &y_hi);
+    shared::RotatedBoxBounds(Make(b), &x_lo, &y_lo, &x_hi, &y_hi);
     EXPECT_EQ(x_lo, -inf);
     EXPECT_EQ(y_lo, -inf);
     EXPECT_EQ(x_hi, inf);
@@ -289,8 +289,8 @@ TEST(BoxIouRotated, SeparatedNeighboursGiveExactlyZero) {
     ASSERT_EQ(Inter(a, b), 0.0f) << n;
     ASSERT_EQ(Inter(b, a), 0.0f) << n;
     float ax0, ay0, ax1, ay1, bx0, by0, bx1, by1;
-    cpu::RotatedBoxBounds(Make(a), &ax0, &ay0, &ax1, &ay1);
-    cpu::RotatedBoxBounds(Make(b), &bx0, &by0, &bx1, &by1);
+    shared::RotatedBoxBounds(Make(a), &ax0, &ay0, &ax1, &ay1);
+    shared::RotatedBoxBounds(Make(b), &bx0, &by0, &bx1, &by1);
     (ax1 < bx0 || bx1 < ax0 || ay1 < by0 || by1 < ay0 ? skipped : computed) += 1;
   }
   EXPECT_GT(skipped, 1000);

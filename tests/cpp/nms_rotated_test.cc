@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/box_iou_rotated.h"
+#include "kernels/shared/box_iou_rotated.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -70,7 +70,7 @@ Keeps RowBoxes(float iou_threshold, const std::vector<float>& boxes, const std::
 }
 
 float Iou(const std::vector<float>& boxes, int i, int j) {
-  return cpu::RotatedIou(cpu::MakeRotatedBox(&boxes[5 * i]), cpu::MakeRotatedBox(&boxes[5 * j]));
+  return shared::RotatedIou(shared::MakeRotatedBox(&boxes[5 * i]), shared::MakeRotatedBox(&boxes[5 * j]));
 }
 
 TEST(NmsRotated, IdenticalBoxesSuppressUnderBothRules) {

@@ -11,12 +11,17 @@
 #include <limits>
 
 #include "core/scratch.h"
-#include "kernels/cpu/box_iou_rotated.h"
+#include "kernels/shared/box_iou_rotated.h"
 #include "kernels/cpu/greedy_nms.h"
 #include "kernels/cpu/nms.h"
 #include "kernels/cpu/nms_match.h"
 
 namespace opbridge::cpu {
+
+using shared::MakeRotatedBox;
+using shared::RotatedBox;
+using shared::RotatedBoxBounds;
+using shared::RotatedIou;
 
 // One problem's boxes in processing order, as the rule and the greedy engine read them.
 struct AxisAlignedProblem {
