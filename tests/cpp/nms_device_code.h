@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "core/nms.h"
+#include "core/nms_rotated.h"
 #include "core/trt_batched_nms.h"
 #include "kernels/shared/nms_layouts.h"
+#include "kernels/shared/nms_rotated_rules.h"
 #include "kernels/shared/nms_tiles.h"
 
 namespace opbridge::testing {
@@ -46,11 +48,13 @@ struct HostSuppression {
 
 // nms.cu's Suppress: the sorted boxes, the plan, the mask and its resolution (mask path), the tile
 // path for the problems the plan leaves off the mask.
-inline void SuppressOnHost(HostSuppression* a, const shared::NmsBoxSource& source, int64_t kept_slots, float threshold,
-                           int64_t budget_words) {
+template <class Source, class Rule>
+void SuppressOnHost(HostSuppression* a, const Source& source, const Rule& rule, int64_t kept_slots,
+                    int64_t budget_words) {
   using shared::kNmsTile;
+  using Box = decltype(source.BoxOf(0, 0));
   const int64_t entries = static_cast<int64_t>(a->sorted_positions.size());
-  std::vector<shared::NmsBox> boxes(entries);
+  std::vector<Box> boxes(entries);
   for (int64_t i = 0; i < entries; ++i) {  // SortedBoxesKernel
     if (source.segment > 0) {
       const shared::NmsProblem& p = a->problems[i / source.segment];
@@ -72,10 +76,10 @@ inline void SuppressOnHost(HostSuppression* a, const shared::NmsBoxSource& sourc
       uint64_t* rows = mask.data() + p.mask_begin;
       for (int64_t row_tile = 0; row_tile < p.words; ++row_tile) {  // MaskKernel, the problem's pairs
         for (int64_t column = row_tile; column < p.words; ++column) {
-          const shared::NmsBox* columns = boxes.data() + p.begin + column * kNmsTile;
+          const Box* columns = boxes.data() + p.begin + column * kNmsTile;
           for (int64_t i = row_tile * kNmsTile; i < std::min(p.count, (row_tile + 1) * kNmsTile); ++i) {
             rows[i * p.words + column] =
-                shared::NmsMaskWord(boxes[p.begin + i], i, columns, column, p.count, source.offset, threshold);
+                shared::NmsMaskWord(boxes[p.begin + i], i, columns, column, p.count, rule);
           }
         }
       }
@@ -98,16 +102,15 @@ inline void SuppressOnHost(HostSuppression* a, const shared::NmsBoxSource& sourc
         kept_total += shared::PopCount(kept);
       }
     } else {
-      std::vector<shared::NmsBox> kept_list(std::max<int64_t>(room, 1));  // TileKernel
+      std::vector<Box> kept_list(std::max<int64_t>(room, 1));  // TileKernel
       for (int64_t first = 0; first < p.count && kept_total < room; first += kNmsTile) {
         const int in_tile = static_cast<int>(std::min<int64_t>(kNmsTile, p.count - first));
-        const shared::NmsBox* tile = boxes.data() + p.begin + first;
+        const Box* tile = boxes.data() + p.begin + first;
         uint64_t removed = 0, diag[kNmsTile];
         for (int t = 0; t < in_tile; ++t) {
-          const bool suppressed = shared::SuppressedByKept(kept_list.data(), kept_total, tile[t], source.offset, threshold);
+          const bool suppressed = shared::SuppressedByKept(kept_list.data(), kept_total, tile[t], rule);
           if (suppressed) removed |= uint64_t{1} << t;
-          diag[t] = suppressed ? 0 : shared::NmsMaskWord(tile[t], first + t, tile, first / kNmsTile, p.count,
-                                                         source.offset, threshold);
+          diag[t] = suppressed ? 0 : shared::NmsMaskWord(tile[t], first + t, tile, first / kNmsTile, p.count, rule);
         }
         const uint64_t kept = shared::ResolveTileBits(removed, diag, in_tile, room - kept_total);
         for (int t = 0; t < in_tile; ++t) {
@@ -155,10 +158,10 @@ HostSuppression SegmentCandidatesOnHost(const Layout& layout, int64_t problems, 
   return a;
 }
 
-// cuda::Nms: the kept indices.
-inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector<float>& boxes,
-                                      const std::vector<float>& scores, const int64_t* categories,
-                                      int64_t budget_words = shared::kNmsMaskBudgetWords) {
+// nms.cu's BoxListNms (cuda::Nms, cuda::NmsRotated): the kept indices.
+template <class Source, class Rule>
+std::vector<int64_t> BoxListNmsOnHost(const Source& source, const Rule& rule, const std::vector<float>& scores,
+                                      const int64_t* categories, int64_t budget_words) {
   const int64_t n = static_cast<int64_t>(scores.size());
   std::vector<int64_t> keep;
   if (n == 0) return keep;
@@ -170,12 +173,11 @@ inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector
     a.sorted_positions[i] = static_cast<int32_t>(i);
   }
   SortPairsOnHost(&keys, &a.sorted_positions);
-  const shared::NmsBoxSource source{boxes.data(), 0, 1, 0, 0, 4, static_cast<float>(params.offset)};
   if (categories == nullptr) {
     shared::NmsProblem problem{};  // SingleProblemKernel
     problem.count = problem.kept_room = n;
     a.problems.push_back(problem);
-    SuppressOnHost(&a, source, n, params.iou_threshold, budget_words);
+    SuppressOnHost(&a, source, rule, n, budget_words);
     keep.assign(a.kept_positions.begin(), a.kept_positions.begin() + a.kept_counts[0]);
     return keep;
   }
@@ -196,7 +198,7 @@ inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector
     const int64_t end = p + 1 < a.problems.size() ? a.problems[p + 1].begin : n;
     a.problems[p].count = a.problems[p].kept_room = end - a.problems[p].begin;
   }
-  SuppressOnHost(&a, source, n, params.iou_threshold, budget_words);
+  SuppressOnHost(&a, source, rule, n, budget_words);
   std::vector<uint32_t> order_keys(n, shared::kNotACandidate);  // UnkeptKeysKernel, KeptKeysKernel
   std::vector<int32_t> positions(n);
   std::iota(positions.begin(), positions.end(), 0);
@@ -212,10 +214,30 @@ inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector
   return keep;
 }
 
-// cuda::MulticlassNms: the [rows, 3] rows, flattened.
-inline std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& params, const std::vector<float>& boxes,
-                                                const std::vector<float>& scores, int64_t batch, int64_t classes,
-                                                int64_t n, int64_t budget_words = shared::kNmsMaskBudgetWords) {
+// cuda::Nms: the kept indices.
+inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector<float>& boxes,
+                                      const std::vector<float>& scores, const int64_t* categories,
+                                      int64_t budget_words = shared::kNmsMaskBudgetWords) {
+  const float offset = static_cast<float>(params.offset);
+  return BoxListNmsOnHost(shared::NmsBoxSource{boxes.data(), 0, 1, 0, 0, 4, offset},
+                          shared::TorchvisionRule{offset, params.iou_threshold}, scores, categories, budget_words);
+}
+
+// cuda::NmsRotated: the kept indices.
+inline std::vector<int64_t> NmsRotatedOnHost(const NmsRotatedParams& params, const std::vector<float>& boxes,
+                                             const std::vector<float>& scores, const int64_t* categories,
+                                             int64_t budget_words = shared::kNmsMaskBudgetWords) {
+  const shared::RotatedNmsConvention& mmcv = shared::kMmcvNmsRotated;
+  return BoxListNmsOnHost(shared::RotatedBoxSource{boxes.data(), 0, 1, 0, 0, 5, params.clockwise, mmcv.min_area},
+                          shared::RotatedNmsRule{params.iou_threshold, mmcv.inclusive}, scores, categories,
+                          budget_words);
+}
+
+// nms.cu's MulticlassNmsOf: the [rows, 3] rows, flattened.
+template <class Source, class Rule>
+std::vector<int64_t> MulticlassNmsOfOnHost(const MulticlassNmsParams& params, const Source& source, const Rule& rule,
+                                           const std::vector<float>& scores, int64_t batch, int64_t classes,
+                                           int64_t n, int64_t budget_words) {
   const int64_t problems = batch * classes;
   const int64_t cap = params.max_output_boxes_per_class < 0 || params.max_output_boxes_per_class > n
                           ? n : params.max_output_boxes_per_class;
@@ -223,13 +245,36 @@ inline std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& param
   if (problems == 0 || cap == 0) return rows;
   HostSuppression a = SegmentCandidatesOnHost(shared::MulticlassLayout{scores.data(), n, params.score_threshold},
                                               problems, n, cap);
-  const shared::NmsBoxSource source{boxes.data(), n, classes, n * 4, 0, 4, 0.0f};
-  SuppressOnHost(&a, source, problems * cap, params.iou_threshold, budget_words);
+  SuppressOnHost(&a, source, rule, problems * cap, budget_words);
   for (int64_t p = 0; p < problems; ++p) {  // SelectedRowsKernel (rows in problem, then kept order)
     for (int64_t k = 0; k < a.kept_counts[p]; ++k) rows.insert(rows.end(), {p / classes, p % classes,
                                                                             a.kept_positions[p * cap + k]});
   }
   return rows;
+}
+
+// cuda::MulticlassNms: the [rows, 3] rows, flattened.
+inline std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& params, const std::vector<float>& boxes,
+                                                const std::vector<float>& scores, int64_t batch, int64_t classes,
+                                                int64_t n, int64_t budget_words = shared::kNmsMaskBudgetWords) {
+  return MulticlassNmsOfOnHost(params, shared::NmsBoxSource{boxes.data(), n, classes, n * 4, 0, 4, 0.0f},
+                               shared::TorchvisionRule{0.0f, params.iou_threshold}, scores, batch, classes, n,
+                               budget_words);
+}
+
+// cuda::MulticlassNmsRotated: the [rows, 3] rows, flattened.
+inline std::vector<int64_t> MulticlassNmsRotatedOnHost(const MulticlassNmsRotatedParams& params,
+                                                       const std::vector<float>& boxes, const std::vector<float>& scores,
+                                                       int64_t batch, int64_t classes, int64_t n,
+                                                       int64_t budget_words = shared::kNmsMaskBudgetWords) {
+  const shared::RotatedNmsConvention& mmdeploy = shared::kMmdeployNmsRotated;
+  MulticlassNmsParams p;
+  p.iou_threshold = params.iou_threshold;
+  p.score_threshold = params.score_threshold;
+  p.max_output_boxes_per_class = -1;
+  return MulticlassNmsOfOnHost(p, shared::RotatedBoxSource{boxes.data(), n, classes, n * 5, 0, 5, true, mmdeploy.min_area},
+                               shared::RotatedNmsRule{params.iou_threshold, mmdeploy.inclusive}, scores, batch, classes,
+                               n, budget_words);
 }
 
 // cuda::TrtBatchedNms: dets, labels and index (outputs as the kernel leaves them).
@@ -243,16 +288,25 @@ inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const s
                                       int64_t num_boxes, int64_t classes,
                                       int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const int64_t keep = params.keep_topk, rows = batch * keep;
-  TrtOutputs out{std::vector<float>(rows * 5, 0.0f), std::vector<int32_t>(rows, -1), std::vector<int32_t>(rows, -1)};
+  const int64_t box_size = params.rotated ? 5 : 4;
+  TrtOutputs out{std::vector<float>(rows * (box_size + 1), 0.0f), std::vector<int32_t>(rows, -1),
+                 std::vector<int32_t>(rows, -1)};
   if (rows == 0 || num_boxes == 0 || classes == 0) return out;
   const int64_t problems = batch * classes;
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
   const int64_t capacity = std::min(keep, top_k), merged = problems * capacity;
   const shared::TrtLayout layout{scores.data(), num_boxes, classes, params.background_label_id, params.score_threshold};
   HostSuppression a = SegmentCandidatesOnHost(layout, problems, top_k, capacity);
-  const shared::NmsBoxSource source{boxes.data(), num_boxes, classes, num_boxes * loc_classes * 4,
-                                    loc_classes == 1 ? 0 : 4, loc_classes * 4, 0.0f};
-  SuppressOnHost(&a, source, merged, params.iou_threshold, budget_words);
+  if (params.rotated) {
+    const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
+    const shared::RotatedBoxSource source{boxes.data(), num_boxes, classes, num_boxes * loc_classes * 5,
+                                          loc_classes == 1 ? 0 : 5, loc_classes * 5, true, plugin.min_area};
+    SuppressOnHost(&a, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, merged, budget_words);
+  } else {
+    const shared::NmsBoxSource source{boxes.data(), num_boxes, classes, num_boxes * loc_classes * 4,
+                                      loc_classes == 1 ? 0 : 4, loc_classes * 4, 0.0f};
+    SuppressOnHost(&a, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, merged, budget_words);
+  }
   std::vector<uint64_t> merge_keys(merged);  // MergeKeysKernel, the sort, TrtDetectionsKernel
   std::vector<int64_t> entries_of(merged);
   for (int64_t e = 0; e < merged; ++e) {

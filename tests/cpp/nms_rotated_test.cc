@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/shared/box_iou_rotated.h"
+#include "nms_device_code.h"
 #include "task_runners.h"
 
 namespace opbridge {
@@ -296,6 +297,88 @@ TEST(NmsRotated, ResultsDoNotDependOnThreads) {
   const auto serial = Keep(p, boxes, scores, &categories);
   EXPECT_GT(serial.size(), 100u);
   EXPECT_EQ(serial, Keep(p, boxes, scores, &categories, testing::ThreadedTaskRunner(3)));
+}
+
+// Rotated boxes (cx, cy, w, h, theta) in clusters, so that many overlap: near-duplicates, equal
+// angles side by side, boxes at multiples of 45 degrees, a few degenerate ones (zero or negative
+// sides, tiny areas, NaN and infinite values), scores with ties and NaN.
+void RotatedScene(std::mt19937* rng, int64_t n, std::vector<float>* boxes, std::vector<float>* scores) {
+  std::uniform_real_distribution<float> centre(0.0f, 120.0f), side(2.0f, 40.0f), unit(0.0f, 1.0f);
+  std::uniform_int_distribution<int> kind(0, 39);
+  for (int64_t i = 0; i < n; ++i) {
+    float cx = centre(*rng), cy = centre(*rng), w = side(*rng), h = side(*rng);
+    float theta = (unit(*rng) - 0.5f) * 6.4f;
+    const int k = kind(*rng);
+    if (k < 8 && i > 0) {  // a near-duplicate of the previous box
+      cx = (*boxes)[5 * (i - 1)] + 0.5f * unit(*rng);
+      cy = (*boxes)[5 * (i - 1) + 1];
+      w = (*boxes)[5 * (i - 1) + 2];
+      h = (*boxes)[5 * (i - 1) + 3];
+      theta = (*boxes)[5 * (i - 1) + 4];
+    }
+    if (k == 8) theta = 0.785398163f;
+    if (k == 9) w = 0.0f;
+    if (k == 10) h = -h;
+    if (k == 11) w = h = 1e-8f;
+    if (k == 12) cx = kNaN;
+    if (k == 13) theta = kInf;
+    boxes->insert(boxes->end(), {cx, cy, w, h, theta});
+    const float u = unit(*rng);
+    scores->push_back(u < 0.03f ? kNaN : std::round(unit(*rng) * 30.0f) / 30.0f);
+  }
+}
+
+constexpr int64_t kRotatedBudgets[] = {shared::kNmsMaskBudgetWords, 0, 500};  // all, none, some on the mask path
+
+// The CUDA kernels' pipeline run on the host (tests/cpp/nms_device_code.h) with the rotated rules:
+// mmcv's nms_rotated, with and without categories, either clockwise flag, thresholds 0 (every pair
+// tested) to 1, on the mask path, the tile path and a mix: the CPU kernel's kept boxes in its order.
+TEST(NmsRotatedDeviceCode, KeepsTheCpuKernelsBoxesInTheirOrder) {
+  std::mt19937 rng(31);
+  for (int64_t n : {0, 1, 9, 150, 700}) {
+    std::vector<float> boxes, scores;
+    RotatedScene(&rng, n, &boxes, &scores);
+    std::vector<int64_t> categories(n);
+    for (int64_t k = 0; k < n; ++k) categories[k] = (k * 5) % 3;
+    for (float threshold : {0.0f, 0.1f, 0.5f, 1.0f}) {
+      for (int64_t clockwise : {0, 1}) {
+        for (const std::vector<int64_t>* cats : {static_cast<const std::vector<int64_t>*>(nullptr),
+                                                 static_cast<const std::vector<int64_t>*>(&categories)}) {
+          const NmsRotatedParams p = Mmcv(threshold, clockwise);
+          const Keeps cpu = Keep(p, boxes, scores, cats);
+          for (int64_t budget : kRotatedBudgets) {
+            ASSERT_EQ(testing::NmsRotatedOnHost(p, boxes, scores, cats ? cats->data() : nullptr, budget), cpu)
+                << n << " boxes, threshold " << threshold << ", clockwise " << clockwise
+                << (cats ? ", categories" : "") << ", budget " << budget;
+          }
+        }
+      }
+    }
+  }
+}
+
+// mmdeploy's NMSRotated (IoU > threshold, the score filter, per batch and class).
+TEST(MulticlassNmsRotatedDeviceCode, KeepsTheCpuKernelsRows) {
+  std::mt19937 rng(32);
+  const int64_t batch = 2, classes = 3, n = 300;
+  std::vector<float> boxes, scores, unused;
+  for (int64_t b = 0; b < batch; ++b) RotatedScene(&rng, n, &boxes, &unused);
+  for (int64_t bc = 0; bc < batch * classes; ++bc) {
+    std::vector<float> class_scores, unused_boxes;
+    RotatedScene(&rng, n, &unused_boxes, &class_scores);
+    scores.insert(scores.end(), class_scores.begin(), class_scores.end());
+  }
+  for (float score_threshold : {-kInf, 0.5f}) {
+    for (float iou : {0.0f, 0.3f, 0.9f}) {
+      MulticlassNmsRotatedParams p;
+      ASSERT_TRUE(MakeMulticlassNmsRotatedParams(iou, score_threshold, &p).ok());
+      const auto cpu = Rows(iou, score_threshold, boxes, scores, batch, classes, n);
+      for (int64_t budget : kRotatedBudgets) {
+        ASSERT_EQ(testing::MulticlassNmsRotatedOnHost(p, boxes, scores, batch, classes, n, budget), cpu)
+            << "score > " << score_threshold << ", iou " << iou << ", budget " << budget;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -279,5 +279,39 @@ TEST(TrtBatchedNmsDeviceCode, WritesTheCpuKernelsOutputs) {
   }
 }
 
+// The rotated plugin (IoU > threshold with mmcv's rotated IoU and its guard): the CUDA kernels'
+// pipeline run on the host writes the CPU kernel's outputs, boxes shared and per class.
+TEST(TrtBatchedNmsDeviceCode, WritesTheCpuKernelsRotatedOutputs) {
+  std::mt19937 rng(6);
+  std::uniform_real_distribution<float> centre(0.0f, 60.0f), side(1.0f, 25.0f), angle(-3.2f, 3.2f), unit(0, 1);
+  const int64_t batch = 2, n = 250, classes = 4;
+  std::vector<float> boxes, scores;
+  for (int64_t i = 0; i < batch * n * classes; ++i) {
+    boxes.insert(boxes.end(), {centre(rng), centre(rng), side(rng), side(rng), angle(rng)});
+  }
+  boxes[5 * 7 + 2] = 0.0f;  // a degenerate box
+  for (int64_t i = 0; i < batch * n * classes; ++i) {
+    const float u = unit(rng);
+    scores.push_back(u < 0.02f ? kNaN : std::round(unit(rng) * 40.0f) / 40.0f);
+  }
+  for (int64_t loc : {int64_t{1}, classes}) {
+    const std::vector<float> used(boxes.begin(), boxes.begin() + batch * n * loc * 5);
+    for (int64_t keep : {1, 60, 400}) {
+      for (int64_t topk : {-1, 40}) {
+        const auto p = Params(classes, keep, 0.3f, 0.2f, topk, -1, 0, true);
+        const auto cpu = Detect(p, used, loc, scores, batch, n);
+        for (int64_t budget : {shared::kNmsMaskBudgetWords, int64_t{0}, int64_t{2000}}) {
+          const auto device = testing::TrtBatchedNmsOnHost(p, used, loc, scores, batch, n, classes, budget);
+          const std::string where = "loc " + std::to_string(loc) + ", keep_topk " + std::to_string(keep) + ", topk " +
+                                    std::to_string(topk) + ", budget " + std::to_string(budget);
+          ASSERT_EQ(device.dets, cpu.dets) << where;
+          ASSERT_EQ(device.labels, cpu.labels) << where;
+          ASSERT_EQ(device.index, cpu.index) << where;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace opbridge

@@ -12,6 +12,7 @@
 
 #include "core/scratch.h"
 #include "kernels/shared/box_iou_rotated.h"
+#include "kernels/shared/nms_rotated_rules.h"
 #include "kernels/cpu/greedy_nms.h"
 #include "kernels/cpu/nms.h"
 #include "kernels/cpu/nms_match.h"
@@ -130,10 +131,9 @@ struct RotatedIouRule {
   float threshold;
   bool inclusive;  // IoU >= threshold (mmcv) rather than > (mmdeploy)
   bool operator()(int32_t i, int32_t j) const {
-    // Kept box first, as mmcv and mmdeploy pass them (the intersection is not symmetric in its
-    // last bits).
-    const float iou = active[i] && active[j] ? RotatedIou(boxes[i], boxes[j]) : 0.0f;
-    return inclusive ? iou >= threshold : iou > threshold;
+    // The rule the CUDA kernels run too (kernels/shared/nms_rotated_rules.h), kept box first.
+    const shared::RotatedNmsRule rule{threshold, inclusive};
+    return rule(shared::RotatedNmsBox{boxes[i], active[i] != 0}, shared::RotatedNmsBox{boxes[j], active[j] != 0});
   }
 };
 
@@ -163,15 +163,11 @@ struct RotatedProblem {
 
   void Gather(const float* all_boxes, const int32_t* positions, int64_t count) {
     for (int64_t k = 0; k < count; ++k) {
-      float b[5];
-      const float* src = all_boxes + box_stride * static_cast<int64_t>(positions[k]);
-      for (int v = 0; v < 5; ++v) b[v] = src[v];
-      if (!clockwise) b[4] = -b[4];  // mmcv's clockwise=False negates theta
-      boxes[k] = MakeRotatedBox(b);
-      const float area = b[2] * b[3];
-      const bool finite = std::isfinite(b[0]) && std::isfinite(b[1]) && std::isfinite(b[2]) && std::isfinite(b[3]) &&
-                          std::isfinite(b[4]) && std::isfinite(area);
-      active[k] = finite && (min_area > 0.0 ? static_cast<double>(area) >= min_area : area > 0.0f);
+      // How a box enters, as the CUDA kernels have it (kernels/shared/nms_rotated_rules.h).
+      const shared::RotatedNmsBox box =
+          shared::MakeRotatedNmsBox(all_boxes + box_stride * static_cast<int64_t>(positions[k]), clockwise, min_area);
+      boxes[k] = box.box;
+      active[k] = box.active;
       float* e = extents + 4 * k;
       RotatedBoxBounds(boxes[k], e, e + 1, e + 2, e + 3);
     }

@@ -10,8 +10,8 @@ Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const floa
                   int64_t n, int64_t* keep, int64_t* num_kept, ScratchAllocator& scratch, const TaskRunner& runner) {
   RotatedProblem prototype{};
   prototype.threshold = params.iou_threshold;
-  prototype.inclusive = true;
-  prototype.min_area = 1e-14;
+  prototype.inclusive = shared::kMmcvNmsRotated.inclusive;
+  prototype.min_area = shared::kMmcvNmsRotated.min_area;
   prototype.clockwise = params.clockwise;
   return KeepPerCategory(prototype, boxes, scores, categories, n, keep, num_kept, scratch, runner);
 }
@@ -21,8 +21,8 @@ Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const floa
                             ScratchAllocator& scratch, const TaskRunner& runner) {
   RotatedProblem prototype{};
   prototype.threshold = params.iou_threshold;
-  prototype.inclusive = false;
-  prototype.min_area = 0.0;
+  prototype.inclusive = shared::kMmdeployNmsRotated.inclusive;
+  prototype.min_area = shared::kMmdeployNmsRotated.min_area;
   prototype.clockwise = true;
   return KeepPerBatchAndClass(prototype, boxes, 5, scores, batch, classes, n, params.score_threshold, n, kept_boxes,
                               kept_counts, scratch, runner);

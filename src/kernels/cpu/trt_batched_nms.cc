@@ -134,8 +134,8 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& p, const float* boxes, int64_t l
   if (p.rotated) {
     RotatedProblem prototype{};
     prototype.threshold = p.iou_threshold;
-    prototype.inclusive = false;
-    prototype.min_area = 1e-14;  // the plugin's copy of mmcv's guard
+    prototype.inclusive = shared::kTrtBatchedRotatedNms.inclusive;
+    prototype.min_area = shared::kTrtBatchedRotatedNms.min_area;  // the plugin's copy of mmcv's guard
     prototype.clockwise = true;
     OPBRIDGE_RETURN_IF_ERROR(SuppressPerClass(prototype, p, boxes, loc_classes, batch, num_boxes, classes, top_k,
                                               segment_start.data(), positions, candidate_scores, kept_count, scratch,

@@ -45,6 +45,7 @@
 
 #include "kernels/cuda/launch.cuh"
 #include "kernels/shared/nms_layouts.h"
+#include "kernels/shared/nms_rotated_rules.h"
 #include "kernels/shared/nms_tiles.h"
 
 namespace opbridge::cuda {
@@ -144,8 +145,9 @@ __global__ void SegmentProblemsKernel(const int64_t* ranks, int64_t segment, int
 }
 
 // The boxes of the candidates taking part, in their sorted order.
-__global__ void SortedBoxesKernel(shared::NmsBoxSource source, const NmsProblem* problems, const int32_t* positions,
-                                  int64_t entries, NmsBox* boxes) {
+template <class Source, class Box>
+__global__ void SortedBoxesKernel(Source source, const NmsProblem* problems, const int32_t* positions,
+                                  int64_t entries, Box* boxes) {
   OPBRIDGE_CUDA_FOR(int64_t, i, entries) {
     if (source.segment > 0) {
       const NmsProblem& p = problems[i / source.segment];
@@ -224,10 +226,11 @@ __device__ int64_t ProblemOfPair(const NmsProblem* problems, int64_t count, int6
 // A block of kNmsTile threads per (row tile, column tile) pair, the pairs of every problem in turn:
 // the column tile's boxes in shared memory, then each thread its row's word. Pairs below the
 // diagonal are skipped (never read).
+template <class Box, class Rule>
 __global__ void __launch_bounds__(kNmsTile)
-    MaskKernel(const NmsProblem* problems, const int64_t* problem_count, const int64_t* totals, const NmsBox* boxes,
-               float offset, float threshold, uint64_t* mask) {
-  __shared__ NmsBox columns[kNmsTile];
+    MaskKernel(const NmsProblem* problems, const int64_t* problem_count, const int64_t* totals, const Box* boxes,
+               Rule rule, uint64_t* mask) {
+  __shared__ Box columns[kNmsTile];
   const int t = static_cast<int>(threadIdx.x);
   const int64_t pairs = totals[1], count = *problem_count;
   for (int64_t item = blockIdx.x; item < pairs; item += gridDim.x) {
@@ -239,7 +242,7 @@ __global__ void __launch_bounds__(kNmsTile)
     __syncthreads();
     if (i < p.count) {
       mask[p.mask_begin + i * p.words + column] =
-          shared::NmsMaskWord(boxes[p.begin + i], i, columns, column, p.count, offset, threshold);
+          shared::NmsMaskWord(boxes[p.begin + i], i, columns, column, p.count, rule);
     }
     __syncthreads();  // the columns are read before the next pair's overwrite them
   }
@@ -299,11 +302,12 @@ __global__ void __launch_bounds__(kResolveThreads)
 // One block per problem on the tile path (no mask): tile by tile, each candidate tested against the
 // problem's kept boxes (kept_boxes, in its kept slots) and the tile's own pairs, then resolved as on
 // the mask path.
+template <class Box, class Rule>
 __global__ void __launch_bounds__(kNmsTile)
-    TileKernel(const NmsProblem* problems, const int64_t* problem_count, const NmsBox* boxes,
-               const int32_t* sorted_positions, float offset, float threshold, NmsBox* kept_boxes,
-               int32_t* kept_positions, int64_t* kept_counts) {
-  __shared__ NmsBox tile_boxes[kNmsTile];
+    TileKernel(const NmsProblem* problems, const int64_t* problem_count, const Box* boxes,
+               const int32_t* sorted_positions, Rule rule, Box* kept_boxes, int32_t* kept_positions,
+               int64_t* kept_counts) {
+  __shared__ Box tile_boxes[kNmsTile];
   __shared__ uint64_t diag[kNmsTile];
   __shared__ unsigned long long removed;
   __shared__ uint64_t tile_kept;
@@ -314,7 +318,7 @@ __global__ void __launch_bounds__(kNmsTile)
     const NmsProblem p = problems[index];
     if (p.uses_mask) continue;  // the same for the whole block
     const int64_t room = shared::KeptRoom(p);
-    NmsBox* kept_list = kept_boxes + p.kept_begin;
+    Box* kept_list = kept_boxes + p.kept_begin;
     if (t == 0) kept_total = 0;
     __syncthreads();
     for (int64_t first = 0; first < p.count && kept_total < room; first += kNmsTile) {
@@ -323,12 +327,12 @@ __global__ void __launch_bounds__(kNmsTile)
       if (t < in_tile) tile_boxes[t] = boxes[p.begin + first + t];
       __syncthreads();
       const bool suppressed =
-          t < in_tile && shared::SuppressedByKept(kept_list, kept_total, tile_boxes[t], offset, threshold);
+          t < in_tile && shared::SuppressedByKept(kept_list, kept_total, tile_boxes[t], rule);
       if (suppressed) atomicOr(&removed, 1ull << t);
       // A suppressed candidate is never kept, so its row is never read.
       if (t < in_tile) {
         diag[t] = suppressed ? 0 : shared::NmsMaskWord(tile_boxes[t], first + t, tile_boxes, first / kNmsTile, p.count,
-                                                       offset, threshold);
+                                                       rule);
       }
       __syncthreads();
       if (t == 0) tile_kept = shared::ResolveTileBits(removed, diag, in_tile, room - kept_total);
@@ -527,38 +531,40 @@ Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* 
 }
 
 // The arrays every op's suppression uses, for `entries` sorted entries, at most `max_problems`
-// problems and `kept_slots` kept slots.
+// problems and `kept_slots` kept slots. Box: shared::NmsBox or shared::RotatedNmsBox.
+template <class Box>
 struct Suppression {
   int32_t* sorted_positions;
-  NmsBox* sorted_boxes;
+  Box* sorted_boxes;
   NmsProblem* problems;
   int64_t* problem_count;  // [1]
   int64_t* totals;         // [2]: the plan's mask words and pairs
   int32_t* kept_positions;
-  NmsBox* kept_boxes;  // the tile path's kept boxes, in the kept slots
+  Box* kept_boxes;  // the tile path's kept boxes, in the kept slots
   int64_t* kept_counts;
 
   static size_t Bytes(int64_t entries, int64_t max_problems, int64_t kept_slots) {
-    return ArenaBytes<int32_t>(entries) + ArenaBytes<NmsBox>(entries) + ArenaBytes<NmsProblem>(max_problems) +
+    return ArenaBytes<int32_t>(entries) + ArenaBytes<Box>(entries) + ArenaBytes<NmsProblem>(max_problems) +
            ArenaBytes<int64_t>(1) + ArenaBytes<int64_t>(2) + ArenaBytes<int32_t>(kept_slots) +
-           ArenaBytes<NmsBox>(kept_slots) + ArenaBytes<int64_t>(max_problems);
+           ArenaBytes<Box>(kept_slots) + ArenaBytes<int64_t>(max_problems);
   }
   void Carve(Arena* arena, int64_t entries, int64_t max_problems, int64_t kept_slots) {
     sorted_positions = arena->Take<int32_t>(entries);
-    sorted_boxes = arena->Take<NmsBox>(entries);
+    sorted_boxes = arena->Take<Box>(entries);
     problems = arena->Take<NmsProblem>(max_problems);
     problem_count = arena->Take<int64_t>(1);
     totals = arena->Take<int64_t>(2);
     kept_positions = arena->Take<int32_t>(kept_slots);
-    kept_boxes = arena->Take<NmsBox>(kept_slots);
+    kept_boxes = arena->Take<Box>(kept_slots);
     kept_counts = arena->Take<int64_t>(max_problems);
   }
 };
 
 // Steps 1 (the boxes) to 4, once the problems and their sorted positions are written. mask_bound: the
-// host's bound on the call's mask words.
-Status Suppress(const Suppression& a, const shared::NmsBoxSource& source, int64_t entries, int64_t max_problems,
-                int64_t mask_bound, float threshold, ScratchAllocator& scratch, Stream stream) {
+// host's bound on the call's mask words. Source gives each sorted candidate's Box, Rule decides.
+template <class Source, class Box, class Rule>
+Status Suppress(const Suppression<Box>& a, const Source& source, const Rule& rule, int64_t entries,
+                int64_t max_problems, int64_t mask_bound, ScratchAllocator& scratch, Stream stream) {
   SortedBoxesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(source, a.problems, a.sorted_positions, entries,
                                                                  a.sorted_boxes);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS box gathering kernel", stream));
@@ -573,16 +579,15 @@ Status Suppress(const Suppression& a, const shared::NmsBoxSource& source, int64_
   ScratchBlock mask(scratch, bytes);
   if (mask.data() == nullptr) return OutOfScratch(bytes);
   auto* words = static_cast<uint64_t*>(mask.data());
-  const float offset = source.offset;
   MaskKernel<<<PersistentBlocks(mask_words, 32), kNmsTile, 0, stream>>>(a.problems, a.problem_count, a.totals,
-                                                                       a.sorted_boxes, offset, threshold, words);
+                                                                       a.sorted_boxes, rule, words);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS mask kernel", stream));
   const unsigned int blocks = PersistentBlocks(max_problems, 16);
   ResolveKernel<<<blocks, kResolveThreads, 0, stream>>>(a.problems, a.problem_count, words, a.sorted_positions,
                                                         a.kept_positions, a.kept_counts);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS resolving kernel", stream));
-  TileKernel<<<blocks, kNmsTile, 0, stream>>>(a.problems, a.problem_count, a.sorted_boxes, a.sorted_positions, offset,
-                                              threshold, a.kept_boxes, a.kept_positions, a.kept_counts);
+  TileKernel<<<blocks, kNmsTile, 0, stream>>>(a.problems, a.problem_count, a.sorted_boxes, a.sorted_positions, rule,
+                                              a.kept_boxes, a.kept_positions, a.kept_counts);
   return LaunchStatus("the NMS tile kernel", stream);
 }
 
@@ -593,8 +598,8 @@ int64_t MaskBoundOf(int64_t rows) {
 
 // Steps 1 and 2 of the per-(image, class) layouts: the candidates of each problem (`segment` entries
 // each, at most `limit` taking part, `room` kept) compacted to the start of its segment and sorted.
-template <class Layout>
-Status SegmentCandidates(const Layout& layout, int64_t problems, int64_t limit, int64_t room, const Suppression& a,
+template <class Layout, class Box>
+Status SegmentCandidates(const Layout& layout, int64_t problems, int64_t limit, int64_t room, const Suppression<Box>& a,
                          ScratchAllocator& scratch, Stream stream) {
   const int64_t entries = problems * layout.segment;
   const size_t bytes = ArenaBytes<int64_t>(entries + 1) + ArenaBytes<uint32_t>(entries) * 2 +
@@ -630,21 +635,22 @@ Status SegmentCandidates(const Layout& layout, int64_t problems, int64_t limit, 
                    "the NMS score sort");
 }
 
-}  // namespace
-
-Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories, int64_t n,
-           const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
+// The box-list NMS (Nms, NmsRotated): Source gives each candidate's box, Rule decides suppression.
+template <class Source, class Rule>
+Status BoxListNms(const Source& source, const Rule& rule, const float* scores, const int64_t* categories, int64_t n,
+                  const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
+  using Box = decltype(source.BoxOf(0, 0));
   ClearStaleError();
   int64_t* output = nullptr;
   if (n == 0) return allocate(0, &output);
   const int64_t by_category = categories != nullptr ? n : 0;  // the arrays only categories need
-  const size_t bytes = Suppression::Bytes(n, n, n) + ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) +
+  const size_t bytes = Suppression<Box>::Bytes(n, n, n) + ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) +
                        ArenaBytes<int32_t>(by_category) + ArenaBytes<uint64_t>(by_category) * 2 +
                        ArenaBytes<int64_t>(by_category + 1) + ArenaBytes<int64_t>(1);
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
-  Suppression a;
+  Suppression<Box> a;
   a.Carve(&arena, n, n, n);
   auto* keys = arena.Take<uint32_t>(n);
   auto* sorted_keys = arena.Take<uint32_t>(n);
@@ -656,12 +662,11 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   auto* total = arena.Take<int64_t>(1);
   ScoreKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(scores, n, keys, positions);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel", stream));
-  const shared::NmsBoxSource source{boxes, 0, 1, 0, 0, 4, static_cast<float>(params.offset)};
   if (categories == nullptr) {
     OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, a.sorted_positions, n, 32, device_scratch, stream));
     SingleProblemKernel<<<1, 1, 0, stream>>>(n, a.problems, a.problem_count);
     OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel", stream));
-    OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, n, 1, MaskBoundOf(n), params.iou_threshold, device_scratch, stream));
+    OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, rule, n, 1, MaskBoundOf(n), device_scratch, stream));
     int64_t count = 0;
     OPBRIDGE_RETURN_IF_ERROR(CopyCountToHost(a.kept_counts, &count, "copying the NMS output count to the host", stream));
     OPBRIDGE_RETURN_IF_ERROR(allocate(count, &output));
@@ -685,7 +690,7 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   // The categories' masks together hold at most n rows of ceil(n / 64) words.
   const int64_t rows = n < shared::kNmsMaxMaskRows ? n : shared::kNmsMaxMaskRows;
   const int64_t bound = n * ((rows + kNmsTile - 1) / kNmsTile);
-  OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, n, n, bound, params.iou_threshold, device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, rule, n, n, bound, device_scratch, stream));
   // The kept boxes of every category in one score order.
   UnkeptKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(n, keys, positions);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS output kernel", stream));
@@ -703,9 +708,13 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
   return LaunchStatus("the NMS output kernel", stream);
 }
 
-Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
-                     int64_t classes, int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch,
-                     Stream stream) {
+// The multi-class NMS (MulticlassNms, MulticlassNmsRotated): params' score threshold and cap (its
+// iou_threshold is the rule's), boxes from Source, suppression by Rule.
+template <class Source, class Rule>
+Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, const Rule& rule, const float* scores,
+                       int64_t batch, int64_t classes, int64_t n, const AllocateRows& allocate,
+                       ScratchAllocator& device_scratch, Stream stream) {
+  using Box = decltype(source.BoxOf(0, 0));
   ClearStaleError();
   int64_t* output = nullptr;
   const int64_t problems = batch * classes;
@@ -717,21 +726,20 @@ Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, cons
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int64_t*>(nullptr),
                                                                    static_cast<int64_t*>(nullptr), problems, stream),
                                      "sizing the NMS row scan"));
-  const size_t bytes = Suppression::Bytes(entries, problems, slots) + ArenaBytes<int64_t>(problems) +
+  const size_t bytes = Suppression<Box>::Bytes(entries, problems, slots) + ArenaBytes<int64_t>(problems) +
                        ArenaBytes<int64_t>(1) + ArenaBytes<char>(static_cast<int64_t>(scan_bytes));
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
-  Suppression a;
+  Suppression<Box> a;
   a.Carve(&arena, entries, problems, slots);
   auto* offsets = arena.Take<int64_t>(problems);
   auto* total = arena.Take<int64_t>(1);
   auto* scan_temp = arena.Take<char>(static_cast<int64_t>(scan_bytes));
   const shared::MulticlassLayout layout{scores, n, params.score_threshold};
   OPBRIDGE_RETURN_IF_ERROR(SegmentCandidates(layout, problems, n, cap, a, device_scratch, stream));
-  const shared::NmsBoxSource source{boxes, n, classes, n * 4, 0, 4, 0.0f};
   OPBRIDGE_RETURN_IF_ERROR(
-      Suppress(a, source, entries, problems, problems * MaskBoundOf(n), params.iou_threshold, device_scratch, stream));
+      Suppress(a, source, rule, entries, problems, problems * MaskBoundOf(n), device_scratch, stream));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, a.kept_counts, offsets,
                                                                    problems, stream),
                                      "the NMS row scan"));
@@ -746,25 +754,28 @@ Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, cons
   return LaunchStatus("the NMS output kernel", stream);
 }
 
-Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
-                     int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
-                     ScratchAllocator& device_scratch, Stream stream) {
+// TensorRT's batched NMS, axis-aligned or rotated: boxes from Source, suppression by Rule.
+template <class Source, class Rule>
+Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, const Rule& rule, const float* boxes,
+                       int64_t loc_classes, const float* scores, int64_t batch, int64_t num_boxes, int64_t classes,
+                       float* dets, int32_t* labels, int32_t* index, ScratchAllocator& device_scratch, Stream stream) {
+  using Box = decltype(source.BoxOf(0, 0));
   ClearStaleError();
   const int64_t keep = params.keep_topk, rows = batch * keep;
   if (rows == 0) return Status::Ok();
-  TrtDefaultsKernel<<<BlocksFor(rows), kThreads, 0, stream>>>(rows, 5, dets, labels, index);
+  TrtDefaultsKernel<<<BlocksFor(rows), kThreads, 0, stream>>>(rows, params.rotated ? 6 : 5, dets, labels, index);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS output kernel", stream));
   if (num_boxes == 0 || classes == 0) return Status::Ok();
   const int64_t problems = batch * classes, entries = problems * num_boxes;
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
   // A class contributes at most keep_topk detections to its image: it keeps at most that many.
   const int64_t capacity = keep < top_k ? keep : top_k, merged = problems * capacity;
-  const size_t bytes = Suppression::Bytes(entries, problems, merged) + ArenaBytes<uint64_t>(merged) * 2 +
+  const size_t bytes = Suppression<Box>::Bytes(entries, problems, merged) + ArenaBytes<uint64_t>(merged) * 2 +
                        ArenaBytes<int64_t>(merged) * 2;
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
-  Suppression a;
+  Suppression<Box> a;
   a.Carve(&arena, entries, problems, merged);
   auto* merge_keys = arena.Take<uint64_t>(merged);
   auto* merged_keys = arena.Take<uint64_t>(merged);
@@ -772,10 +783,8 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
   auto* merged_entries = arena.Take<int64_t>(merged);
   const shared::TrtLayout layout{scores, num_boxes, classes, params.background_label_id, params.score_threshold};
   OPBRIDGE_RETURN_IF_ERROR(SegmentCandidates(layout, problems, top_k, capacity, a, device_scratch, stream));
-  const shared::NmsBoxSource source{boxes, num_boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
-                                    loc_classes * 4, 0.0f};
-  OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, entries, problems, problems * MaskBoundOf(top_k), params.iou_threshold,
-                                    device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(
+      Suppress(a, source, rule, entries, problems, problems * MaskBoundOf(top_k), device_scratch, stream));
   MergeKeysKernel<<<BlocksFor(merged), kThreads, 0, stream>>>(scores, num_boxes, classes, capacity, a.kept_counts,
                                                              a.kept_positions, merged, merge_keys, merge_entries);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel", stream));
@@ -786,6 +795,61 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
       params, boxes, loc_classes, scores, num_boxes, classes, capacity, a.kept_positions, merged_keys, merged_entries,
       per_image, batch * per_image, dets, labels, index);
   return LaunchStatus("the batched NMS output kernel", stream);
+}
+
+}  // namespace
+
+Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories, int64_t n,
+           const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
+  const float offset = static_cast<float>(params.offset);
+  return BoxListNms(shared::NmsBoxSource{boxes, 0, 1, 0, 0, 4, offset}, shared::TorchvisionRule{offset, params.iou_threshold},
+                    scores, categories, n, allocate, device_scratch, stream);
+}
+
+Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const float* scores, const int64_t* categories,
+                  int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
+  const shared::RotatedNmsConvention& mmcv = shared::kMmcvNmsRotated;
+  return BoxListNms(shared::RotatedBoxSource{boxes, 0, 1, 0, 0, 5, params.clockwise, mmcv.min_area},
+                    shared::RotatedNmsRule{params.iou_threshold, mmcv.inclusive}, scores, categories, n, allocate,
+                    device_scratch, stream);
+}
+
+Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
+                     int64_t classes, int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch,
+                     Stream stream) {
+  return MulticlassNmsOf(params, shared::NmsBoxSource{boxes, n, classes, n * 4, 0, 4, 0.0f},
+                         shared::TorchvisionRule{0.0f, params.iou_threshold}, scores, batch, classes, n, allocate,
+                         device_scratch, stream);
+}
+
+Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const float* boxes, const float* scores,
+                            int64_t batch, int64_t classes, int64_t n, const AllocateRows& allocate,
+                            ScratchAllocator& device_scratch, Stream stream) {
+  // Every candidate may be kept (no cap), as cpu::MulticlassNmsRotated.
+  const shared::RotatedNmsConvention& mmdeploy = shared::kMmdeployNmsRotated;
+  MulticlassNmsParams p;
+  p.iou_threshold = params.iou_threshold;
+  p.score_threshold = params.score_threshold;
+  p.max_output_boxes_per_class = -1;
+  return MulticlassNmsOf(p, shared::RotatedBoxSource{boxes, n, classes, n * 5, 0, 5, true, mmdeploy.min_area},
+                         shared::RotatedNmsRule{params.iou_threshold, mmdeploy.inclusive}, scores, batch, classes, n,
+                         allocate, device_scratch, stream);
+}
+
+Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
+                     int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
+                     ScratchAllocator& device_scratch, Stream stream) {
+  if (!params.rotated) {
+    const shared::NmsBoxSource source{boxes, num_boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
+                                      loc_classes * 4, 0.0f};
+    return TrtBatchedNmsOf(params, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, boxes, loc_classes,
+                           scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
+  }
+  const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
+  const shared::RotatedBoxSource source{boxes, num_boxes, classes, num_boxes * loc_classes * 5, loc_classes == 1 ? 0 : 5,
+                                        loc_classes * 5, true, plugin.min_area};
+  return TrtBatchedNmsOf(params, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, boxes,
+                         loc_classes, scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
 }
 
 }  // namespace opbridge::cuda

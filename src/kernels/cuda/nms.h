@@ -1,7 +1,10 @@
-// Axis-aligned NMS CUDA kernels (float32 boxes): opbridge::Nms / BatchedNms / mmcv::NonMaxSuppression
-// (a box list), opbridge::MulticlassNms (the multi-class layout) and TensorRT's batched NMS
-// (opbridge::TrtBatchedNms, mmdeploy::TRTBatchedNMS). Framework-free: raw device pointers, shapes,
-// params, device scratch and the stream.
+// NMS CUDA kernels (float32 boxes), axis-aligned and rotated: opbridge::Nms / BatchedNms /
+// mmcv::NonMaxSuppression and opbridge::NmsRotated (a box list), opbridge::MulticlassNms,
+// opbridge::MulticlassNmsRotated and mmdeploy::NMSRotated (the multi-class layout) and TensorRT's
+// batched NMS, both kinds (opbridge::TrtBatchedNms / TrtBatchedRotatedNms, mmdeploy::TRTBatchedNMS /
+// TRTBatchedRotatedNMS). Framework-free: raw device pointers, shapes, params, device scratch and the
+// stream. One pipeline serves both kinds of box: only how a box enters and when one suppresses
+// another differ (kernels/shared/nms_rules.h, nms_rotated_rules.h, which the CPU kernels use too).
 //
 // They keep exactly the CPU kernels' boxes in the CPU kernels' order: each problem's candidates (a
 // box list, a category, an image and class) sorted by score with stable sorts of DescendingScoreKey
@@ -20,6 +23,7 @@
 #include <functional>
 
 #include "core/nms.h"
+#include "core/nms_rotated.h"
 #include "core/scratch.h"
 #include "core/status.h"
 #include "core/trt_batched_nms.h"
@@ -35,15 +39,26 @@ using AllocateRows = std::function<Status(int64_t rows, int64_t** output)>;
 Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories, int64_t n,
            const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
 
+// boxes [n, 5] (cx, cy, w, h, theta), scores [n], categories [n] or null: cpu::NmsRotated's kept
+// indices (mmcv's nms_rotated), as Nms writes them.
+Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const float* scores, const int64_t* categories,
+                  int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
+
 // boxes [batch, n, 4], scores [batch, classes, n]: the (batch, class, box) rows, batch-major, then
 // class, then score order, to an output [rows, 3] from allocate.
 Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
                      int64_t classes, int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch,
                      Stream stream);
 
-// Axis-aligned only (params.rotated false). boxes [batch, num_boxes, loc_classes, 4], scores
-// [batch, num_boxes, classes]; dets [batch, keep_topk, 5], labels and index (or null) [batch,
-// keep_topk], as cpu::TrtBatchedNms writes them.
+// boxes [batch, n, 5], scores [batch, classes, n]: cpu::MulticlassNmsRotated's rows (mmdeploy's
+// NMSRotated), as MulticlassNms writes them.
+Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const float* boxes, const float* scores,
+                            int64_t batch, int64_t classes, int64_t n, const AllocateRows& allocate,
+                            ScratchAllocator& device_scratch, Stream stream);
+
+// boxes [batch, num_boxes, loc_classes, 4] (5 with params.rotated), scores [batch, num_boxes,
+// classes]; dets [batch, keep_topk, 5] (6), labels and index (or null) [batch, keep_topk], as
+// cpu::TrtBatchedNms writes them.
 Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
                      int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
                      ScratchAllocator& device_scratch, Stream stream);

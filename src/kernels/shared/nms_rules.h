@@ -58,4 +58,12 @@ OPBRIDGE_HD inline bool TorchvisionSuppresses(const NmsBox& i, const NmsBox& j, 
   return inter / (i.area + j.area - inter) > threshold;
 }
 
+// TorchvisionSuppresses as the rule the tiles take (nms_tiles.h).
+struct TorchvisionRule {
+  float offset, threshold;
+  OPBRIDGE_HD bool operator()(const NmsBox& kept, const NmsBox& later) const {
+    return TorchvisionSuppresses(kept, later, offset, threshold);
+  }
+};
+
 }  // namespace opbridge::shared

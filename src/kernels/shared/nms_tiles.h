@@ -69,13 +69,15 @@ OPBRIDGE_HD inline uint64_t LowBits(int count) { return count >= 64 ? ~uint64_t{
 
 // Word `column` of row i: bit b set where candidate i suppresses candidate j = 64 * column + b, for j
 // > i and j < rows. columns: the boxes of that column tile (column_boxes[b] is candidate j's).
-OPBRIDGE_HD inline uint64_t NmsMaskWord(const NmsBox& row_box, int64_t i, const NmsBox* column_boxes, int64_t column,
-                                        int64_t rows, float offset, float threshold) {
+// suppresses(kept, later): the op's rule (TorchvisionRule for axis-aligned boxes, RotatedNmsRule).
+template <class Box, class Rule>
+OPBRIDGE_HD inline uint64_t NmsMaskWord(const Box& row_box, int64_t i, const Box* column_boxes, int64_t column,
+                                        int64_t rows, const Rule& suppresses) {
   const int64_t first = column * kNmsTile;
   const int count = static_cast<int>(Min<int64_t>(kNmsTile, rows - first));
   uint64_t bits = 0;
   for (int b = 0; b < count; ++b) {
-    if (first + b > i && TorchvisionSuppresses(row_box, column_boxes[b], offset, threshold)) bits |= uint64_t{1} << b;
+    if (first + b > i && suppresses(row_box, column_boxes[b])) bits |= uint64_t{1} << b;
   }
   return bits;
 }
@@ -109,10 +111,10 @@ OPBRIDGE_HD inline uint64_t KeptRowsWord(const uint64_t* mask, int64_t words, in
 }
 
 // The tile path's test of one candidate against the problem's kept boxes kept[0 .. count).
-OPBRIDGE_HD inline bool SuppressedByKept(const NmsBox* kept, int64_t count, const NmsBox& box, float offset,
-                                         float threshold) {
+template <class Box, class Rule>
+OPBRIDGE_HD inline bool SuppressedByKept(const Box* kept, int64_t count, const Box& box, const Rule& suppresses) {
   for (int64_t k = 0; k < count; ++k) {
-    if (TorchvisionSuppresses(kept[k], box, offset, threshold)) return true;
+    if (suppresses(kept[k], box)) return true;
   }
   return false;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "core/nms.h"
@@ -59,6 +60,11 @@ class MulticlassNmsOp {
 // Shape inference of an op whose one output is [K] or [K, columns] with K known only at run
 // time (columns 0: rank 1).
 Status InferKeptRows(const ShapeInference& infer, ONNXTensorElementDataType type, int64_t columns);
+
+// The CUDA NMS kernels' output (nms_cuda.cc, CUDA builds): output 0 as [rows] (columns 0) or
+// [rows, columns], allocated once the kernel has found out its rows.
+std::function<Status(int64_t rows, int64_t** output)> OutputRowsOnce(const OrtApi& api, OrtKernelContext* ctx,
+                                                                     int64_t columns);
 
 // The NMS ops' outputs, whose size the kernel finds out. OutputKeptIndices runs
 // kernel(scratch, keep, &kept), which writes up to n indices to keep (scratch memory), and copies

@@ -8,6 +8,17 @@
 
 namespace opbridge::ort {
 
+std::function<Status(int64_t rows, int64_t** output)> OutputRowsOnce(const OrtApi& api, OrtKernelContext* ctx,
+                                                                     int64_t columns) {
+  return [&api, ctx, columns](int64_t rows, int64_t** output) {
+    void* out = nullptr;
+    const Shape shape = columns == 0 ? Shape{rows} : Shape{rows, columns};
+    OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, shape, &out));
+    *output = static_cast<int64_t*>(out);
+    return Status::Ok();
+  };
+}
+
 Status NmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const { return RunCuda(api, ctx, false); }
 
 Status BatchedNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const { return RunCuda(api, ctx, true); }
@@ -19,14 +30,7 @@ Status NmsOp::RunCuda(const OrtApi& api, OrtKernelContext* ctx, bool with_catego
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::Nms(
       params_, boxes.Data<float>(), scores.Data<float>(), with_categories ? idxs.Data<int64_t>() : nullptr,
-      boxes.shape[0],
-      [&](int64_t rows, int64_t** output) {
-        void* out = nullptr;
-        OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows}, &out));
-        *output = static_cast<int64_t*>(out);
-        return Status::Ok();
-      },
-      cuda.scratch(), cuda.stream());
+      boxes.shape[0], OutputRowsOnce(api, ctx, 0), cuda.scratch(), cuda.stream());
 }
 
 Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
@@ -36,13 +40,7 @@ Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) co
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::MulticlassNms(
       params_, boxes.Data<float>(), scores.Data<float>(), boxes.shape[0], scores.shape[1], boxes.shape[1],
-      [&](int64_t rows, int64_t** output) {
-        void* out = nullptr;
-        OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 3}, &out));
-        *output = static_cast<int64_t*>(out);
-        return Status::Ok();
-      },
-      cuda.scratch(), cuda.stream());
+      OutputRowsOnce(api, ctx, 3), cuda.scratch(), cuda.stream());
 }
 
 }  // namespace opbridge::ort

@@ -17,14 +17,19 @@ Status NmsRotatedOp::Create(const Attrs& attrs, std::unique_ptr<NmsRotatedOp>* o
   return Status::Ok();
 }
 
-Status NmsRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+Status NmsRotatedOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores,
+                             InputTensor* idxs) const {
   size_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(InputCount(api, ctx, &count));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scores));
+  if (count > 2) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, idxs));
+  return CheckNmsRotatedShapes(boxes->shape, scores->shape, idxs->present ? &idxs->shape : nullptr);
+}
+
+Status NmsRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor boxes, scores, idxs;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
-  if (count > 2) OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, &idxs));
-  OPBRIDGE_RETURN_IF_ERROR(CheckNmsRotatedShapes(boxes.shape, scores.shape, idxs.present ? &idxs.shape : nullptr));
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &idxs));
   return OutputKeptIndices(api, ctx, boxes.shape[0], [&](ScratchAllocator& scratch, int64_t* keep, int64_t* kept) {
     return cpu::NmsRotated(params_, boxes.Data<float>(), scores.Data<float>(),
                            idxs.present ? idxs.Data<int64_t>() : nullptr, boxes.shape[0], keep, kept, scratch,
@@ -41,11 +46,16 @@ Status MulticlassNmsRotatedOp::Create(const Attrs& attrs, std::unique_ptr<Multic
   return Status::Ok();
 }
 
+Status MulticlassNmsRotatedOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes,
+                                       InputTensor* scores) const {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scores));
+  return CheckMulticlassNmsShapes(boxes->shape, scores->shape, 5);
+}
+
 Status MulticlassNmsRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor boxes, scores;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
-  OPBRIDGE_RETURN_IF_ERROR(CheckMulticlassNmsShapes(boxes.shape, scores.shape, 5));
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
   const int64_t batch = boxes.shape[0], n = boxes.shape[1], classes = scores.shape[1];
   return OutputSelectedRows(api, ctx, batch, classes, n,
                             [&](ScratchAllocator& scratch, int32_t* kept_boxes, int64_t* kept_counts) {

@@ -1,4 +1,4 @@
-// Rotated NMS ORT glue.
+// Rotated NMS ORT glue (CPU: nms_rotated.cc; CUDA: nms_rotated_cuda.cc).
 #pragma once
 
 #include <memory>
@@ -16,9 +16,14 @@ class NmsRotatedOp {
   explicit NmsRotatedOp(const NmsRotatedParams& params) : params_(params) {}
   static Status Create(const Attrs& attrs, std::unique_ptr<NmsRotatedOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_rotated_cuda.cc
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // What both providers do first: the inputs (idxs not present when the node has none), shapes checked.
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores,
+                 InputTensor* idxs) const;
+
   NmsRotatedParams params_;
 };
 
@@ -30,9 +35,13 @@ class MulticlassNmsRotatedOp {
   explicit MulticlassNmsRotatedOp(const MulticlassNmsRotatedParams& params) : params_(params) {}
   static Status Create(const Attrs& attrs, std::unique_ptr<MulticlassNmsRotatedOp>* op);
   Status Compute(const OrtApi& api, OrtKernelContext* ctx) const;
+  Status ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const;  // nms_rotated_cuda.cc
   static Status InferShape(const ShapeInference& infer);
 
  private:
+  // What both providers do first: the inputs, shapes checked.
+  Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores) const;
+
   MulticlassNmsRotatedParams params_;
 };
 

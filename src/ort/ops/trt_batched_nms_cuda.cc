@@ -1,6 +1,6 @@
-// TensorRT batched NMS ORT glue, CUDA twin: opbridge::TrtBatchedNms and mmdeploy::TRTBatchedNMS
-// (axis-aligned) on the CUDA execution provider, with the CPU op's checks and outputs. The outputs
-// have a fixed size: nothing synchronizes the stream. (The rotated identities stay on the CPU.)
+// TensorRT batched NMS ORT glue, CUDA twin: opbridge::TrtBatchedNms, opbridge::TrtBatchedRotatedNms,
+// mmdeploy::TRTBatchedNMS and mmdeploy::TRTBatchedRotatedNMS on the CUDA execution provider, with the
+// CPU op's checks and outputs. The outputs have a fixed size: nothing synchronizes the stream.
 #include "kernels/cuda/nms.h"
 #include "ort/cuda_glue.h"
 #include "ort/ops/trt_batched_nms.h"
@@ -8,7 +8,6 @@
 namespace opbridge::ort {
 
 Status TrtBatchedNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
-  if (params_.rotated) return Status::Error("the rotated batched NMS has no CUDA kernel");  // never registered
   InputTensor boxes, scores;
   Outputs out;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &out));
