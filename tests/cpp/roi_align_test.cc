@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "core/work_limits.h"
 #include "kernels/shared/roi_align_sampling.h"
 #include "task_runners.h"
 
@@ -244,6 +245,32 @@ TEST(RoiAlignDeviceCode, BadRoisGiveNanRowsWhereTheCpuOpReportsAnError) {
   const auto cpu = RunRoiAlign(p, f, good, SerialTaskRunner());
   EXPECT_EQ(rows(0), std::vector<float>(cpu.begin(), cpu.begin() + 8));
   EXPECT_EQ(rows(7), std::vector<float>(cpu.begin() + 8, cpu.end()));
+}
+
+// The per-call limits (core/work_limits.h): outputs of at most 2^30 elements (a shape whose count
+// overflows too), and samples x channels of at most 2^36, counted RoI by RoI (a grid of <= 0 rows or
+// columns takes no sample); the CPU kernel refuses a call before pooling any of its RoIs.
+TEST(CallLimits, OutputsAndSampleWork) {
+  EXPECT_TRUE(CheckCallOutputElements({1024, 1024, 1024}).ok());
+  EXPECT_EQ(CheckCallOutputElements({1024, 1024, 1025}).message(),
+            "the output [1024, 1024, 1025] would hold more than the limit of 2^30 (1073741824) elements per call");
+  EXPECT_FALSE(CheckCallOutputElements({int64_t{1} << 40, int64_t{1} << 40}).ok());
+  EXPECT_EQ(RoiSamples(49, 2, 3), 294);
+  EXPECT_EQ(RoiSamples(49, -2, -3), 0);
+  CallSampleWork work(16);
+  EXPECT_TRUE(work.Add(int64_t{1} << 31).ok());  // 2^35 so far
+  EXPECT_TRUE(work.Add(int64_t{1} << 31).ok());  // 2^36: the limit itself is allowed
+  EXPECT_EQ(work.Add(1).message(),
+            "the rois need at least 4294967297 samples for each of 16 channels, more than the limit of 2^36 "
+            "(68719476736) samples x channels per call; pass a smaller positive sampling_ratio or fewer rois");
+  RoiAlignParams p;
+  p.output_height = p.output_width = 1;
+  p.sampling_ratio = 0;
+  p.aligned = false;
+  std::vector<float> input(64, 1.0f), out(64, -1.0f);
+  const float roi[5] = {0, 0, 0, 46000, 46000};
+  EXPECT_FALSE(cpu::RoiAlign(p, input.data(), 1, 64, 1, 1, roi, 1, out.data(), SerialTaskRunner()).ok());
+  EXPECT_EQ(out, std::vector<float>(64, -1.0f));  // nothing pooled
 }
 
 }  // namespace

@@ -428,3 +428,14 @@ def test_export_of_one_and_six_levels():
 def test_export_has_no_mmcv_identity():
     with pytest.raises(ValueError, match=r"opbridge::MultiLevelRoiAlign has no mmcv identity .*\(mmcv has none\)"):
         opbridge.export(RoiExtractor(2), (pyramid(2), boxes_of_every_level(3)), exporter="legacy", compat="mmcv")
+
+
+def test_work_per_call_is_limited():
+    """Two RoIs of the first level, each within its budget (a fixed 40,000 x 40,000 grid), over 32
+    channels: 1.0e11 samples x channels for the call, past the limit of 2^36 (core/work_limits.h),
+    refused before any pooling (on the GPU: NaN throughout)."""
+    model = mlra_model(2, output_height=1, output_width=1, sampling_ratio=40000)
+    feeds = {"rois": np.array([[0, 0, 0, 10, 10], [0, 5, 5, 15, 15]], np.float32),
+             "f0": np.ones((1, 32, 4, 4), np.float32), "f1": np.ones((1, 32, 2, 2), np.float32)}
+    assert (f"{IDENTITIES[0]}: the rois need at least 3200000000 samples for each of 32 channels, more than the "
+            "limit of 2^36 (68719476736) samples x channels per call") in run_error(model, feeds)

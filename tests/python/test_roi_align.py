@@ -232,6 +232,28 @@ def test_sample_budget_per_roi_is_an_error(mode, attrs, box):
     assert "more than 2^20 sample rows or columns or 2^31 samples per roi (output 1x1); pass a smaller positive sampling_ratio" in message
 
 
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_work_per_call_is_limited(identity):
+    """Each RoI within its budget (46,000 x 46,000 samples of one bin, under 2^31), but with 64
+    channels the call would take 1.4e11 samples x channels, past the limit of 2^36 per call
+    (core/work_limits.h): refused before any pooling (on the GPU: NaN throughout)."""
+    model = roi_model(identity, sampling_ratio=0, output_height=1, output_width=1, aligned=0)
+    feeds = {"input": np.ones((1, 64, 1, 1), np.float32), "rois": np.array([[0, 0, 0, 46000, 46000]], np.float32)}
+    message = run_error(model, feeds)
+    assert (f"{identity}: the rois need at least 2116000000 samples for each of 64 channels, more than the limit "
+            "of 2^36 (68719476736) samples x channels per call; pass a smaller positive sampling_ratio or fewer "
+            "rois") in message
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_output_per_call_is_limited(identity):
+    """An output of more than 2^30 elements per call is refused before it is allocated."""
+    model = roi_model(identity, output_height=1100, output_width=1000, sampling_ratio=1)
+    feeds = {"input": np.ones((1, 1024, 1, 1), np.float32), "rois": np.array([[0, 0, 0, 1, 1]], np.float32)}
+    assert (f"{identity}: the output [1, 1024, 1100, 1000] would hold more than the limit of 2^30 (1073741824) "
+            "elements per call") in run_error(model, feeds)
+
+
 @pytest.mark.sanitizer_heavy  # 2^30 samples on one GPU thread: seconds on the GPU
 def test_largest_sample_budget_runs():
     """2^15 x 2^15 samples of one bin (2^30, within the budget) run and average the constant map

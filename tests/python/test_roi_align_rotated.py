@@ -251,3 +251,15 @@ def test_huge_batch_with_few_images_read_runs():
     assert out.shape == (300, 5, 8, 1)
     np.testing.assert_array_equal(out, 0.0)
 
+
+
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_work_per_call_is_limited(identity):
+    """One RoI within its budget (46,000 x 46,000 samples of one bin) over 64 channels: 1.4e11
+    samples x channels, past the limit of 2^36 per call (core/work_limits.h), refused before any
+    pooling (on the GPU: NaN throughout)."""
+    model = rotated_model(identity, output_height=1, output_width=1, sampling_ratio=0, aligned=0)
+    feeds = {"input": np.ones((1, 64, 1, 1), np.float32),
+             "rois": np.array([[0, 0, 0, 46000, 46000, 0.5]], np.float32)}
+    assert (f"{identity}: the rois need at least 2116000000 samples for each of 64 channels, more than the limit "
+            "of 2^36 (68719476736) samples x channels per call") in run_error(model, feeds)

@@ -31,11 +31,13 @@ Status MultiLevelRotatedRoiAlign(const MultiLevelRotatedRoiAlignParams& params, 
   RoiAlignRotatedParams p = params.roi_align;
   // The caller allocated the output, so R * C * out_h * out_w fits in int64.
   const int64_t row_size = channels * p.output_height * p.output_width;
+  CallSampleWork work(channels);  // the levels' RoIs add to the call's work limit
   return PoolRoisByLevel(params, {6, RotatedBoxScale, RescaleRotatedBox}, rois, num_rois, row_size, output, scratch,
                          [&](int64_t l, const float* group, int64_t count, const int64_t* rows) {
                            p.spatial_scale = params.spatial_scales[l];
                            return RoiAlignRotated(p, levels[l].data, batch, channels, levels[l].height,
-                                                  levels[l].width, group, count, output, scratch, runner, rows);
+                                                  levels[l].width, group, count, output, scratch, runner, rows,
+                                                  &work);
                          });
 }
 

@@ -29,6 +29,7 @@ Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureL
     if (level_of[r] < 0) std::fill(output + r * row_size, output + (r + 1) * row_size, 0.0f);
   }
   const int64_t num_levels = static_cast<int64_t>(params.spatial_scales.size());
+  CallSampleWork work(channels);  // the levels' RoIs add to the call's work limit
   for (int64_t l = 0; l < num_levels; ++l) {
     int64_t count = 0;
     for (int64_t r = 0; r < num_rois; ++r) {
@@ -40,7 +41,7 @@ Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureL
     RoiAlignParams p = params.roi_align;
     p.spatial_scale = params.spatial_scales[l];
     OPBRIDGE_RETURN_IF_ERROR(RoiAlign(p, levels[l].data, batch, channels, levels[l].height, levels[l].width,
-                                      level_rois, count, output, runner, rows));
+                                      level_rois, count, output, runner, rows, &work));
   }
   return Status::Ok();
 }

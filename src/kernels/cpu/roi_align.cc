@@ -180,17 +180,21 @@ void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& 
 
 Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
                 int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
-                const TaskRunner& runner, const int64_t* output_rows) {
+                const TaskRunner& runner, const int64_t* output_rows, CallSampleWork* work) {
   (void)batch;
   const int64_t out_h = p.output_height, out_w = p.output_width;
   const int64_t plane = height * width;
   const int64_t bins = out_h * out_w;
 
   // Reject absurd grids before starting any work: per RoI, at most 2^20 sample rows and
-  // columns, and 2^31 samples ("max" interpolates every one of them).
+  // columns, and 2^31 samples ("max" interpolates every one of them); per call, the work limit
+  // (a multi-level caller passes the call's count, which its levels add to).
+  CallSampleWork own_work(channels);
+  CallSampleWork& call_work = work != nullptr ? *work : own_work;
   for (int64_t r = 0; r < num_rois; ++r) {
     const RoiGeometry g = MakeGeometry(p, rois + r * 5);
     OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(output_rows ? output_rows[r] : r, g.grid_h, g.grid_w, out_h, out_w));
+    OPBRIDGE_RETURN_IF_ERROR(call_work.Add(RoiSamples(bins, g.grid_h, g.grid_w)));
   }
 
   RoiGroup group;

@@ -6,6 +6,7 @@
 #include "core/parallel.h"
 #include "core/roi_align.h"
 #include "core/status.h"
+#include "core/work_limits.h"
 
 namespace opbridge::cpu {
 
@@ -15,6 +16,6 @@ namespace opbridge::cpu {
 // their places in one output).
 Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels,
                 int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
-                const TaskRunner& runner, const int64_t* output_rows = nullptr);
+                const TaskRunner& runner, const int64_t* output_rows = nullptr, CallSampleWork* work = nullptr);
 
 }  // namespace opbridge::cpu

@@ -125,16 +125,20 @@ void InterleaveChannels(const float* input, int64_t b, int64_t channels, int64_t
 
 Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64_t batch, int64_t channels,
                        int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
-                       ScratchAllocator& scratch, const TaskRunner& runner, const int64_t* output_rows) {
+                       ScratchAllocator& scratch, const TaskRunner& runner, const int64_t* output_rows, CallSampleWork* work) {
   (void)batch;  // the batch indices were checked against it by the caller
   const int64_t out_h = p.output_height, out_w = p.output_width;
   const int64_t plane = height * width;
   const int64_t bins = out_h * out_w;
 
-  // Reject absurd grids before starting any work (RoIAlign's per-RoI sample limits).
+  // Reject absurd grids before starting any work: RoIAlign's per-RoI sample limits, and the call's
+  // work limit (a multi-level caller passes the call's count, which its levels add to).
+  CallSampleWork own_work(channels);
+  CallSampleWork& call_work = work != nullptr ? *work : own_work;
   for (int64_t r = 0; r < num_rois; ++r) {
     const RotatedGeometry g = MakeRotatedGeometry(p, rois + r * 6);
     OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(output_rows ? output_rows[r] : r, g.grid_h, g.grid_w, out_h, out_w));
+    OPBRIDGE_RETURN_IF_ERROR(call_work.Add(RoiSamples(bins, g.grid_h, g.grid_w)));
   }
 
   std::vector<GroupRoi> group;

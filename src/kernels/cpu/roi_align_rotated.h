@@ -7,6 +7,7 @@
 #include "core/roi_align_rotated.h"
 #include "core/scratch.h"
 #include "core/status.h"
+#include "core/work_limits.h"
 
 namespace opbridge::cpu {
 
@@ -18,6 +19,7 @@ namespace opbridge::cpu {
 // channels it pools, interleaved (32 channels of every image a group reads).
 Status RoiAlignRotated(const RoiAlignRotatedParams& params, const float* input, int64_t batch, int64_t channels,
                        int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
-                       ScratchAllocator& scratch, const TaskRunner& runner, const int64_t* output_rows = nullptr);
+                       ScratchAllocator& scratch, const TaskRunner& runner, const int64_t* output_rows = nullptr,
+                       CallSampleWork* work = nullptr);
 
 }  // namespace opbridge::cpu

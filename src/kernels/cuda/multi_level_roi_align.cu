@@ -12,6 +12,7 @@
 // the standard-op export's ORT graph and 29x torchvision on CUDA.
 #include "kernels/cuda/multi_level_roi_align.h"
 
+#include "core/work_limits.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace opbridge::cuda {
@@ -19,9 +20,16 @@ namespace {
 
 __global__ void LeveledRoiPlanKernel(RoiAlignParams p, const __grid_constant__ shared::FeatureMaps maps,
                                      shared::RoiLeveling leveling, int64_t batch, const float* rois, int64_t num_rois,
-                                     shared::RoiPlan* plans) {
+                                     shared::RoiPlan* plans, unsigned long long* call_samples) {
+  const int64_t bins = p.output_height * p.output_width;
   OPBRIDGE_CUDA_FOR(int64_t, r, num_rois) {
-    plans[r] = shared::MakeLeveledRoiPlan(p, maps, leveling, batch, rois + 5 * r);
+    const shared::RoiPlan plan = shared::MakeLeveledRoiPlan(p, maps, leveling, batch, rois + 5 * r);
+    plans[r] = plan;
+    // The call's work, as the CPU kernels count it (core/work_limits.h): the RoIs they pool.
+    if (plan.kind == shared::RoiPlan::kPool) {
+      atomicAdd(call_samples,
+                static_cast<unsigned long long>(RoiSamples(bins, plan.geometry.grid_h, plan.geometry.grid_w)));
+    }
   }
 }
 
@@ -30,39 +38,59 @@ __global__ void LeveledRoiPlanKernel(RoiAlignParams p, const __grid_constant__ s
 template <class Index>
 __global__ void __launch_bounds__(kThreads, 5) LeveledRoiAlignKernel(RoiAlignParams p, const shared::RoiPlan* plans,
                                       const __grid_constant__ shared::FeatureMaps maps, int64_t channels, Index count,
-                                      float* output) {
+                                      const unsigned long long* call_samples, float* output) {
+  // Over the call's work limit, the CPU ops refuse the whole call: every element is NaN (written by
+  // the first launch).
+  const bool refused = ExceedsCallWork(static_cast<int64_t>(*call_samples), channels);
   OPBRIDGE_CUDA_FOR(Index, index, count) {
+    if (refused) {
+      if (maps.first == 0) output[index] = NAN;
+      continue;
+    }
     shared::LeveledRoiAlignElement<Index>(p, plans, maps, channels, index, output);
   }
 }
 
 }  // namespace
 
-Status LeveledRoiAlign(const RoiAlignParams& params, const shared::FeatureMaps& maps,
+Status LeveledRoiAlign(const RoiAlignParams& params, const std::vector<shared::FeatureMaps>& launches,
                        const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
                        int64_t num_rois, float* output, ScratchAllocator& device_scratch, Stream stream) {
   ClearStaleError();
   const int64_t count = num_rois * channels * params.output_height * params.output_width;
-  if (count == 0) return Status::Ok();
-  const size_t bytes = ArenaBytes<shared::RoiPlan>(num_rois);
+  if (count == 0 || launches.empty()) return Status::Ok();
+  const int64_t groups = static_cast<int64_t>(launches.size());
+  const size_t bytes = ArenaBytes<shared::RoiPlan>(num_rois * groups) + ArenaBytes<unsigned long long>(1);
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
-  auto* plans = static_cast<shared::RoiPlan*>(block.data());
-  LeveledRoiPlanKernel<<<BlocksFor(num_rois), kThreads, 0, stream>>>(params, maps, leveling, batch, rois, num_rois,
-                                                                     plans);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the multi-level RoIAlign plan kernel", stream));
-  bool planes_fit_int32 = true;
-  for (int64_t l = 0; l < maps.count; ++l) {
-    planes_fit_int32 = planes_fit_int32 && FitsInt32(maps.height[l] * maps.width[l]);
+  Arena arena(block.data(), bytes);
+  auto* plans = arena.Take<shared::RoiPlan>(num_rois * groups);
+  auto* call_samples = arena.Take<unsigned long long>(1);
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(call_samples, 0, sizeof(unsigned long long), stream),
+                                     "clearing the multi-level RoIAlign work count"));
+  // Every launch's plans (and the call's work) before any pooling.
+  for (int64_t g = 0; g < groups; ++g) {
+    LeveledRoiPlanKernel<<<BlocksFor(num_rois), kThreads, 0, stream>>>(params, launches[g], leveling, batch, rois,
+                                                                       num_rois, plans + g * num_rois, call_samples);
+    OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the multi-level RoIAlign plan kernel", stream));
   }
-  if (FitsInt32(count) && planes_fit_int32) {
-    LeveledRoiAlignKernel<int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(params, plans, maps, channels,
-                                                                             static_cast<int32_t>(count), output);
-  } else {
-    LeveledRoiAlignKernel<int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(params, plans, maps, channels, count,
-                                                                             output);
+  for (int64_t g = 0; g < groups; ++g) {
+    const shared::FeatureMaps& maps = launches[g];
+    const shared::RoiPlan* group_plans = plans + g * num_rois;
+    bool planes_fit_int32 = true;
+    for (int64_t l = 0; l < maps.count; ++l) {
+      planes_fit_int32 = planes_fit_int32 && FitsInt32(maps.height[l] * maps.width[l]);
+    }
+    if (FitsInt32(count) && planes_fit_int32) {
+      LeveledRoiAlignKernel<int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(
+          params, group_plans, maps, channels, static_cast<int32_t>(count), call_samples, output);
+    } else {
+      LeveledRoiAlignKernel<int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(params, group_plans, maps, channels,
+                                                                               count, call_samples, output);
+    }
+    OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the multi-level RoIAlign kernel", stream));
   }
-  return LaunchStatus("the multi-level RoIAlign kernel", stream);
+  return Status::Ok();
 }
 
 }  // namespace opbridge::cuda

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <vector>
+
 #include "core/roi_align.h"
 #include "core/scratch.h"
 #include "core/status.h"
@@ -13,7 +15,7 @@
 
 namespace opbridge::cuda {
 
-// rois: [num_rois, 5]; maps: up to shared::kMaxFeatureMaps of the node's maps (maps.first ..);
+// rois: [num_rois, 5]; launches: the node's maps, shared::kMaxFeatureMaps a launch (maps.first ..);
 // output: [num_rois, channels, out_h, out_w]; all in device memory. One thread per output
 // element: each RoI gets its level on the device, so there is no grouping pass and no
 // synchronization. Rows of RoIs whose level is not among `maps` are left for the launch that has
@@ -21,7 +23,9 @@ namespace opbridge::cuda {
 // RoI whose batch index is out of range or NaN, or whose sampling grid exceeds the sample limits,
 // gives NaN (the CPU ops report an error there). params.spatial_scale is not read. A plan per RoI
 // (about 56 bytes) comes from `device_scratch`.
-Status LeveledRoiAlign(const RoiAlignParams& params, const shared::FeatureMaps& maps,
+// Every launch's RoIs are planned first, counting the call's work on the device (core/work_limits.h):
+// a call beyond the limit is NaN throughout, where the CPU ops report the error.
+Status LeveledRoiAlign(const RoiAlignParams& params, const std::vector<shared::FeatureMaps>& launches,
                        const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
                        int64_t num_rois, float* output, ScratchAllocator& device_scratch, Stream stream);
 

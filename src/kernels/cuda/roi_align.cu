@@ -22,6 +22,7 @@
 // 50 MB, is 17 us of DRAM time); to be measured on the next GPU run.
 #include "kernels/cuda/roi_align.h"
 
+#include "core/work_limits.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/shared/roi_align_sampling.h"
 
@@ -45,20 +46,39 @@ __device__ __noinline__ float UntappedValue(const RoiAlignParams& p, const share
                                      e);
 }
 
+// The call's work (core/work_limits.h), as the CPU kernel counts it: the samples of the RoIs it pools.
+__global__ void RoiWorkKernel(RoiAlignParams p, const float* rois, int64_t num_rois, int64_t batch,
+                              unsigned long long* call_samples) {
+  const int64_t bins = p.output_height * p.output_width;
+  OPBRIDGE_CUDA_FOR(int64_t, r, num_rois) {
+    const shared::RoiPlan plan = shared::MakeRoiPlan(p, rois + 5 * r, batch);
+    if (plan.kind == shared::RoiPlan::kPool) {
+      atomicAdd(call_samples,
+                static_cast<unsigned long long>(RoiSamples(bins, plan.geometry.grid_h, plan.geometry.grid_w)));
+    }
+  }
+}
+
 // Mode is a template argument, so that each kernel holds one pooling loop.
 template <class Index, RoiPoolMode Mode>
 __global__ void __launch_bounds__(kThreads, kRoiAlignBlocksPerSm)
     RoiAlignKernel(RoiAlignParams params, const float* rois, int64_t batch, const float* input, int64_t channels,
-                   Index height, Index width, int64_t tiles_per_roi, int64_t tiles, float* output) {
+                   Index height, Index width, int64_t tiles_per_roi, int64_t tiles,
+                   const unsigned long long* call_samples, float* output) {
   RoiAlignParams p = params;
   p.mode = Mode;
+  // Over the call's work limit, the CPU op refuses the whole call: every element is NaN.
+  const bool refused = ExceedsCallWork(static_cast<int64_t>(*call_samples), channels);
   __shared__ shared::RoiPlan plan;
   __shared__ shared::AxisTapOf<Index> rows[shared::kRoiMaxAxisTaps], columns[shared::kRoiMaxAxisTaps];
   // Tile k is RoI k / tiles_per_roi, channels from (k % tiles_per_roi) * kRoiTileChannels (a block
   // takes several where there are more tiles than a grid holds).
   for (int64_t k = blockIdx.x; k < tiles; k += gridDim.x) {
     const int64_t roi = k / tiles_per_roi, first_channel = (k % tiles_per_roi) * kRoiTileChannels;
-    if (threadIdx.x == 0) plan = shared::MakeRoiPlan(p, rois + 5 * roi, batch);
+    if (threadIdx.x == 0) {
+      plan = shared::MakeRoiPlan(p, rois + 5 * roi, batch);
+      if (refused) plan.kind = shared::RoiPlan::kNan;
+    }
     __syncthreads();
     const bool tapped = shared::RoiTapsFit(p, plan);
     if (tapped) {
@@ -88,23 +108,31 @@ __global__ void __launch_bounds__(kThreads, kRoiAlignBlocksPerSm)
 template <class Index>
 void LaunchRoiAlign(const RoiAlignParams& params, const float* rois, int64_t batch, const float* input,
                     int64_t channels, int64_t height, int64_t width, int64_t tiles_per_roi, int64_t tiles,
-                    unsigned int blocks, float* output, Stream stream) {
+                    unsigned int blocks, const unsigned long long* call_samples, float* output, Stream stream) {
   const auto h = static_cast<Index>(height), w = static_cast<Index>(width);
   if (params.mode == RoiPoolMode::kAvg) {
-    RoiAlignKernel<Index, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels, h,
-                                                                             w, tiles_per_roi, tiles, output);
+    RoiAlignKernel<Index, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(
+        params, rois, batch, input, channels, h, w, tiles_per_roi, tiles, call_samples, output);
   } else {
-    RoiAlignKernel<Index, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(params, rois, batch, input, channels, h,
-                                                                             w, tiles_per_roi, tiles, output);
+    RoiAlignKernel<Index, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(
+        params, rois, batch, input, channels, h, w, tiles_per_roi, tiles, call_samples, output);
   }
 }
 
 }  // namespace
 
 Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
-                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream) {
+                int64_t width, const float* rois, int64_t num_rois, float* output, ScratchAllocator& device_scratch,
+                Stream stream) {
   ClearStaleError();
   if (num_rois == 0 || channels == 0 || params.output_height * params.output_width == 0) return Status::Ok();
+  ScratchBlock block(device_scratch, sizeof(unsigned long long));  // freed after the queued kernels (cuda_glue.h)
+  if (block.data() == nullptr) return OutOfScratch(sizeof(unsigned long long));
+  auto* call_samples = static_cast<unsigned long long*>(block.data());
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(call_samples, 0, sizeof(unsigned long long), stream),
+                                     "clearing the RoIAlign work count"));
+  RoiWorkKernel<<<BlocksFor(num_rois), kThreads, 0, stream>>>(params, rois, num_rois, batch, call_samples);
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the RoIAlign work kernel", stream));
   const int64_t tiles_per_roi = (channels + kRoiTileChannels - 1) / kRoiTileChannels;
   const int64_t tiles = num_rois * tiles_per_roi;
   const unsigned int blocks = static_cast<unsigned int>(tiles < (int64_t{1} << 30) ? tiles : (int64_t{1} << 30));
@@ -112,11 +140,11 @@ Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch,
   // plane take 64-bit indices only where 32 bits cannot hold them.
   const bool tile_fits_int32 = FitsInt32(kRoiTileChannels * params.output_height * params.output_width);
   if (tile_fits_int32 && FitsInt32(height * width)) {
-    LaunchRoiAlign<int32_t>(params, rois, batch, input, channels, height, width, tiles_per_roi, tiles, blocks, output,
-                            stream);
+    LaunchRoiAlign<int32_t>(params, rois, batch, input, channels, height, width, tiles_per_roi, tiles, blocks,
+                            call_samples, output, stream);
   } else {
-    LaunchRoiAlign<int64_t>(params, rois, batch, input, channels, height, width, tiles_per_roi, tiles, blocks, output,
-                            stream);
+    LaunchRoiAlign<int64_t>(params, rois, batch, input, channels, height, width, tiles_per_roi, tiles, blocks,
+                            call_samples, output, stream);
   }
   return LaunchStatus("the RoIAlign kernel", stream);
 }

@@ -5,19 +5,23 @@
 #include <stdint.h>
 
 #include "core/roi_align.h"
+#include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cuda/cuda_status.h"
 
 namespace opbridge::cuda {
 
 // input: [batch, channels, height, width]; rois: [num_rois, 5]; output: [num_rois, channels,
-// out_h, out_w], all in device memory. No scratch: each thread block plans its RoI in shared memory.
+// out_h, out_w], all in device memory. Each thread block plans its RoI in shared memory; the scratch
+// holds the call's work count (8 bytes).
 // The rois
 // are read on the device only, so the checks the CPU kernel makes on their values
 // (CheckRoiAlignRois, CheckRoiSampleBudget) become defined results here, without a
 // synchronization: a RoI whose batch index is out of range or NaN (any, when batch is 0), or whose
-// sampling grid exceeds the sample limits, gives a row of NaN.
+// sampling grid exceeds the sample limits, gives a row of NaN; a call beyond the work limit
+// (core/work_limits.h, counted on the device by a pass over the RoIs first) is NaN throughout.
 Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
-                int64_t width, const float* rois, int64_t num_rois, float* output, Stream stream);
+                int64_t width, const float* rois, int64_t num_rois, float* output, ScratchAllocator& device_scratch,
+                Stream stream);
 
 }  // namespace opbridge::cuda

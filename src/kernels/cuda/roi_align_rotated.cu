@@ -20,6 +20,7 @@
 
 #include "core/multi_level_rotated_roi_align.h"
 #include "core/roi_levels.h"
+#include "core/work_limits.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/shared/roi_align_rotated_grid.h"
 
@@ -33,7 +34,8 @@ struct RoiPlan {
 };
 
 __global__ void PlanKernel(RoiAlignRotatedParams p, shared::FeatureMaps maps, RotatedLeveling leveling,
-                           const float* rois, int64_t num_rois, int64_t batch, RoiPlan* plans) {
+                           const float* rois, int64_t num_rois, int64_t batch, RoiPlan* plans,
+                           unsigned long long* call_samples) {
   OPBRIDGE_CUDA_FOR(int64_t, r, num_rois) {
     const float* roi = rois + r * 6;
     RoiPlan plan{};
@@ -60,6 +62,9 @@ __global__ void PlanKernel(RoiAlignRotatedParams p, shared::FeatureMaps maps, Ro
     if (shared::WithinSampleBudget(plan.geometry.grid_h, plan.geometry.grid_w, p.output_height, p.output_width)) {
       plan.batch_index = static_cast<int64_t>(roi[0]);
       plan.map = static_cast<int32_t>(level);
+      // The call's work, as the CPU kernels count it (core/work_limits.h): only RoIs the CPU pools.
+      atomicAdd(call_samples, static_cast<unsigned long long>(RoiSamples(
+                                  p.output_height * p.output_width, plan.geometry.grid_h, plan.geometry.grid_w)));
     }
     plans[r] = plan;
   }
@@ -69,15 +74,21 @@ __global__ void PlanKernel(RoiAlignRotatedParams p, shared::FeatureMaps maps, Ro
 // coordinates are then a few instructions, not dozens).
 template <class Index>
 __global__ void PoolKernel(RoiAlignRotatedParams p, shared::FeatureMaps maps, Index channels, const RoiPlan* plans,
-                           Index count, float* output) {
+                           const unsigned long long* call_samples, Index count, float* output) {
   const Index bins = static_cast<Index>(p.output_height * p.output_width);
   const Index out_w = static_cast<Index>(p.output_width);
+  // Over the call's work limit, the CPU op refuses the whole call: every element is NaN.
+  const bool refused = ExceedsCallWork(static_cast<int64_t>(*call_samples), channels);
   OPBRIDGE_CUDA_FOR(Index, e, count) {
     const Index bin = e % bins, rc = e / bins;
     const Index c = rc % channels, r = rc / channels;
     const RoiPlan& plan = plans[r];
     const shared::RotatedGeometry& g = plan.geometry;
     float* out = output + static_cast<int64_t>(e);
+    if (refused) {
+      *out = NAN;
+      continue;
+    }
     if (plan.map < 0) {
       *out = plan.batch_index < 0 ? NAN : 0.0f;  // refused by the CPU op, or no level
       continue;
@@ -113,17 +124,23 @@ Status LeveledRoiAlignRotated(const RoiAlignRotatedParams& p, const shared::Feat
                          shared::kMaxFeatureMaps, "), got maps ", maps.first, " to ", maps.first + maps.count - 1,
                          " of ", maps.total);
   }
-  const size_t bytes = static_cast<size_t>(num_rois) * sizeof(RoiPlan);
+  const size_t bytes = ArenaBytes<RoiPlan>(num_rois) + ArenaBytes<unsigned long long>(1);
   ScratchBlock block(scratch, bytes);  // on the stream's scratch: freed after the queued kernels (cuda_glue.h)
   if (block.data() == nullptr) return OutOfScratch(bytes);
-  auto* plans = static_cast<RoiPlan*>(block.data());
-  PlanKernel<<<BlocksFor(num_rois), kThreads, 0, stream>>>(p, maps, leveling, rois, num_rois, batch, plans);
+  Arena arena(block.data(), bytes);
+  auto* plans = arena.Take<RoiPlan>(num_rois);
+  auto* call_samples = arena.Take<unsigned long long>(1);
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(call_samples, 0, sizeof(unsigned long long), stream),
+                                     "clearing the rotated RoIAlign work count"));
+  PlanKernel<<<BlocksFor(num_rois), kThreads, 0, stream>>>(p, maps, leveling, rois, num_rois, batch, plans,
+                                                           call_samples);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the rotated RoIAlign plan kernel", stream));
   if (FitsInt32(count)) {
     PoolKernel<int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(p, maps, static_cast<int32_t>(channels), plans,
-                                                                  static_cast<int32_t>(count), output);
+                                                                  call_samples, static_cast<int32_t>(count), output);
   } else {
-    PoolKernel<int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(p, maps, channels, plans, count, output);
+    PoolKernel<int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(p, maps, channels, plans, call_samples, count,
+                                                                  output);
   }
   return LaunchStatus("the rotated RoIAlign kernel", stream);
 }

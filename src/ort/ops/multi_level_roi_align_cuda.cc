@@ -29,13 +29,12 @@ Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const Mu
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   const int64_t total = static_cast<int64_t>(t.maps.size());
+  std::vector<shared::FeatureMaps> launches;
   for (int64_t first = 0; first < total; first += shared::kMaxFeatureMaps) {
-    const shared::FeatureMaps maps = FeatureMapsOf(t, first, spatial_scales);
-    OPBRIDGE_RETURN_IF_ERROR(cuda::LeveledRoiAlign(roi_align, maps, leveling, t.batch, t.channels,
-                                                   t.rois.Data<float>(), t.num_rois, t.output, cuda.scratch(),
-                                                   cuda.stream()));
+    launches.push_back(FeatureMapsOf(t, first, spatial_scales));
   }
-  return Status::Ok();
+  return cuda::LeveledRoiAlign(roi_align, launches, leveling, t.batch, t.channels, t.rois.Data<float>(), t.num_rois,
+                               t.output, cuda.scratch(), cuda.stream());
 }
 
 Status MultiLevelRoiAlignOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {

@@ -12,10 +12,10 @@ Status RoiAlignOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   float* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &rois, &output));
   if (output == nullptr) return Status::Ok();
-  CudaContext cuda;
-  OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
+  CudaCompute cuda(api, ctx);
+  OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   return cuda::RoiAlign(params_, input.Data<float>(), input.shape[0], input.shape[1], input.shape[2], input.shape[3],
-                        rois.Data<float>(), rois.shape[0], output, cuda.stream);
+                        rois.Data<float>(), rois.shape[0], output, cuda.scratch(), cuda.stream());
 }
 
 }  // namespace opbridge::ort

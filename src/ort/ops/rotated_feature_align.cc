@@ -1,6 +1,7 @@
 // Rotated feature align ORT glue: opbridge::RotatedFeatureAlign and mmcv::MMCVRotatedFeatureAlign.
 #include "ort/ops/rotated_feature_align.h"
 
+#include "core/work_limits.h"
 #include "kernels/cpu/rotated_feature_align.h"
 
 namespace opbridge::ort {
@@ -20,7 +21,9 @@ Status RotatedFeatureAlignOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, 
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, boxes));
   OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignShapes(features->shape, boxes->shape));
   void* data = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, RotatedFeatureAlignOutputShape(features->shape), &data));
+  const Shape out_shape = RotatedFeatureAlignOutputShape(features->shape);
+  OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(out_shape));  // the per-call limit (core/work_limits.h)
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
   *output = static_cast<float*>(data);
   return Status::Ok();
 }
