@@ -98,6 +98,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/multi_scale_deformable_attention_cuda.cc
   src/ort/ops/multi_scale_roi_align_cuda.cc
   src/ort/ops/nms_cuda.cc
+  src/ort/ops/nms_match_cuda.cc
   src/ort/ops/nms_rotated_cuda.cc
   src/ort/ops/paste_masks_cuda.cc
   src/ort/ops/roi_align_cuda.cc

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/nms.h"
+#include "core/nms_match.h"
 #include "core/nms_rotated.h"
 #include "core/trt_batched_nms.h"
 #include "kernels/shared/nms_layouts.h"
@@ -324,6 +325,48 @@ inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const s
                               out.index.data());
   }
   return out;
+}
+
+// cuda::NmsMatch: the [rows, 4] rows, flattened (MatchKeptFlagsKernel, FirstSuppressorKernel, the
+// scan of the counts and MatchRowsKernel after the suppression).
+inline std::vector<int64_t> NmsMatchOnHost(const NmsMatchParams& params, const std::vector<float>& boxes,
+                                           const std::vector<float>& scores, int64_t batch, int64_t classes, int64_t n,
+                                           int64_t budget_words = shared::kNmsMaskBudgetWords) {
+  const int64_t problems = batch * classes, entries = problems * n;
+  std::vector<int64_t> rows;
+  if (entries == 0) return rows;
+  HostSuppression a = SegmentCandidatesOnHost(shared::MatchLayout{scores.data(), n}, problems, n, n);
+  const shared::NmsBoxSource source{boxes.data(), n, classes, n * 4, 0, 4, 0.0f};
+  const shared::MatchRule rule{params.iou_threshold};
+  SuppressOnHost(&a, source, rule, entries, budget_words);
+  std::vector<uint8_t> kept(entries, 0);
+  for (int64_t e = 0; e < entries; ++e) {
+    if (e % n < a.kept_counts[e / n]) kept[(e / n) * n + a.kept_positions[e]] = 1;
+  }
+  std::vector<int32_t> first(entries, -1);
+  std::vector<int64_t> counts(entries, 0);
+  for (int64_t e = 0; e < entries; ++e) {
+    const int64_t p = e / n, j = e % n, begin = p * n;
+    if (kept[begin + a.sorted_positions[e]]) continue;
+    const shared::NmsBox later = source.BoxOf(e, a.sorted_positions[e]);
+    for (int64_t i = 0; i < j; ++i) {
+      if (kept[begin + a.sorted_positions[begin + i]] &&
+          rule(source.BoxOf(begin + i, a.sorted_positions[begin + i]), later)) {
+        first[e] = static_cast<int32_t>(i);
+        if (scores[begin + a.sorted_positions[begin + i]] > params.score_threshold) ++counts[begin + i];
+        break;
+      }
+    }
+  }
+  for (int64_t e = 0; e < entries; ++e) {  // the scan, then the rows of each reporting kept box
+    if (counts[e] == 0) continue;
+    const int64_t p = e / n, i = e % n, begin = p * n;
+    for (int64_t j = i + 1; j < n; ++j) {
+      if (first[begin + j] == i) rows.insert(rows.end(), {p / classes, p % classes, a.sorted_positions[e],
+                                                          a.sorted_positions[begin + j]});
+    }
+  }
+  return rows;
 }
 
 }  // namespace opbridge::testing

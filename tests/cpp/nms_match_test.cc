@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "nms_device_code.h"
 #include "references.h"
 #include "task_runners.h"
 
@@ -314,6 +315,35 @@ TEST(NmsMatchParams, RejectBadValuesAndShapes) {
   EXPECT_EQ(CheckNmsMatchShapes({1, 3, 5}, {1, 2, 3}).message(), "boxes must have shape [B, N, 4], got shape [1, 3, 5]");
   EXPECT_EQ(CheckNmsMatchShapes({1, 3, 4}, {1, 2, 4}).message(),
             "scores must have shape [B, C, N] with B = 1 and N = 3 (as boxes), got shape [1, 2, 4]");
+}
+
+// The CUDA kernels' steps (kernels/cuda/nms.cu's NmsMatch) run on the host: every box of each problem
+// through the tile pipeline with mmdeploy's rule, then the first kept suppressor of each box and the
+// rows, on the mask path, the tile path and a mix: the CPU kernel's rows, with NaN scores first and
+// scores below the report threshold, thresholds 0 (every pair matches) to 1, degenerate boxes.
+TEST(NmsMatchDeviceCode, WritesTheCpuKernelsRows) {
+  std::mt19937 rng(41);
+  for (int64_t n : {1, 9, 130, 700}) {
+    for (Layout layout : {Layout::kObjects, Layout::kInteger, Layout::kScaledInteger}) {
+      const int64_t batch = 2, classes = 2;
+      std::vector<float> boxes;
+      for (int64_t b = 0; b < batch; ++b) {
+        const std::vector<float> image = RandomBoxes(&rng, n, layout);
+        boxes.insert(boxes.end(), image.begin(), image.end());
+      }
+      std::vector<float> scores = RandomScores(&rng, batch * classes * n);
+      scores[scores.size() / 3] = kNaN;
+      for (float iou : {0.0f, 0.3f, 0.7f, 1.0f}) {
+        NmsMatchParams p;
+        ASSERT_TRUE(MakeNmsMatchParams(iou, 0.3f, &p).ok());
+        const Rows cpu = KernelRows(boxes, scores, batch, classes, n, iou, 0.3f);
+        for (int64_t budget : {shared::kNmsMaskBudgetWords, int64_t{0}, int64_t{2000}}) {
+          ASSERT_EQ(testing::NmsMatchOnHost(p, boxes, scores, batch, classes, n, budget), cpu)
+              << "n=" << n << " iou=" << iou << " layout=" << static_cast<int>(layout) << " budget " << budget;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -13,28 +13,19 @@
 #include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cpu/nms_drivers.h"
+#include "kernels/shared/nms_rules.h"
 
 namespace opbridge::cpu {
 
 // mmdeploy's nms_match_iou(box_i, box_j) >= threshold for candidates i (kept) and j of one
-// problem, from structure-of-arrays copies in processing order, operation for operation: the
-// intersection, the areas (unclamped) and the union in float32; mmdeploy's `auto eps = 1e-10` is
-// a double, so the union plus eps and the division are double, and the quotient is rounded to
-// float when nms_match_iou returns it. Operand orders are mmdeploy's (std::max(0, NaN) is 0).
+// problem, from structure-of-arrays copies in processing order: shared::MmdeployMatchSuppresses
+// (kernels/shared/nms_rules.h), the rule the CUDA kernel runs too.
 struct MmdeployMatchIouRule {
   const float *x1, *y1, *x2, *y2, *area;
   float threshold;
   bool operator()(int32_t i, int32_t j) const {
-    const float inter_x1 = std::max(x1[i], x1[j]);
-    const float inter_y1 = std::max(y1[i], y1[j]);
-    const float inter_x2 = std::min(x2[i], x2[j]);
-    const float inter_y2 = std::min(y2[i], y2[j]);
-    const float w = std::max(0.0f, inter_x2 - inter_x1);
-    const float h = std::max(0.0f, inter_y2 - inter_y1);
-    const float inter = w * h;
-    const float union_area = area[i] + area[j] - inter;
-    const float iou = static_cast<float>(inter / (static_cast<double>(union_area) + 1e-10));
-    return iou >= threshold;
+    return shared::MmdeployMatchSuppresses(shared::NmsBox{x1[i], y1[i], x2[i], y2[i], area[i]},
+                                           shared::NmsBox{x1[j], y1[j], x2[j], y2[j], area[j]}, threshold);
   }
 };
 

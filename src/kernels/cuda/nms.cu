@@ -396,6 +396,63 @@ __global__ void TotalKernel(const int64_t* offsets, const int64_t* counts, int64
   *total = offsets[problems - 1] + counts[problems - 1];
 }
 
+// ---- NMSMatch: which kept box suppressed which --------------------------------------------------
+// Every problem of NMSMatch has all n boxes (segment n, kept slots n): entry e = p * n + k is the
+// problem's k-th box in processing order.
+
+// kept[p * n + position] = 1 for the problem's kept boxes (the flags start zeroed).
+__global__ void MatchKeptFlagsKernel(const int32_t* kept_positions, const int64_t* kept_counts, int64_t n,
+                                     int64_t entries, uint8_t* kept) {
+  OPBRIDGE_CUDA_FOR(int64_t, e, entries) {
+    const int64_t p = e / n, k = e % n;
+    if (k < kept_counts[p]) kept[p * n + kept_positions[e]] = 1;
+  }
+}
+
+// first[e]: the processing position of the first kept box that suppresses box e (the earliest kept
+// one whose rule holds: mmdeploy's record, see kernels/cpu/nms_match.cc), or -1 for a kept box; and
+// the reporting kept box's count of them.
+__global__ void FirstSuppressorKernel(const NmsBox* boxes, const int32_t* positions, const uint8_t* kept,
+                                      shared::MatchRule rule, const float* scores, float report_threshold, int64_t n,
+                                      int64_t entries, int32_t* first, unsigned long long* counts) {
+  OPBRIDGE_CUDA_FOR(int64_t, e, entries) {
+    const int64_t p = e / n, j = e % n, begin = p * n;
+    first[e] = -1;
+    if (kept[begin + positions[e]]) continue;
+    for (int64_t i = 0; i < j; ++i) {
+      if (kept[begin + positions[begin + i]] && rule(boxes[begin + i], boxes[e])) {
+        first[e] = static_cast<int32_t>(i);
+        if (scores[begin + positions[begin + i]] > report_threshold) atomicAdd(&counts[begin + i], 1ull);
+        break;
+      }
+    }
+  }
+}
+
+// The rows of reporting kept box e: (batch, class, its box, each box it suppressed first), in
+// processing order, from offsets[e] on.
+__global__ void MatchRowsKernel(const int32_t* positions, const int32_t* first, const unsigned long long* counts,
+                                const int64_t* offsets, int64_t n, int64_t classes, int64_t entries, int64_t* rows) {
+  OPBRIDGE_CUDA_FOR(int64_t, e, entries) {
+    if (counts[e] == 0) continue;
+    const int64_t p = e / n, i = e % n, begin = p * n;
+    int64_t* row = rows + 4 * offsets[e];
+    for (int64_t j = i + 1; j < n; ++j) {
+      if (first[begin + j] != i) continue;
+      row[0] = p / classes;
+      row[1] = p % classes;
+      row[2] = positions[e];
+      row[3] = positions[begin + j];
+      row += 4;
+    }
+  }
+}
+
+__global__ void MatchTotalKernel(const int64_t* offsets, const unsigned long long* counts, int64_t entries,
+                                 int64_t* total) {
+  *total = offsets[entries - 1] + static_cast<int64_t>(counts[entries - 1]);
+}
+
 // Slot k of problem p (one thread per slot): its (batch, class, box) row when k is kept.
 __global__ void SelectedRowsKernel(const int32_t* kept_positions, const int64_t* kept_counts, const int64_t* offsets,
                                    int64_t classes, int64_t capacity, int64_t slots, int64_t* rows) {
@@ -850,6 +907,63 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
                                         loc_classes * 5, true, plugin.min_area};
   return TrtBatchedNmsOf(params, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, boxes,
                          loc_classes, scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
+}
+
+Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* scores, int64_t batch, int64_t classes,
+                int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
+  ClearStaleError();
+  int64_t* output = nullptr;
+  const int64_t problems = batch * classes, entries = problems * n;
+  if (entries == 0) return allocate(0, &output);
+  const size_t bytes = Suppression<NmsBox>::Bytes(entries, problems, entries) + ArenaBytes<uint8_t>(entries) +
+                       ArenaBytes<int32_t>(entries) + ArenaBytes<unsigned long long>(entries) +
+                       ArenaBytes<int64_t>(entries) + ArenaBytes<int64_t>(1);
+  ScratchBlock block(device_scratch, bytes);
+  if (block.data() == nullptr) return OutOfScratch(bytes);
+  Arena arena(block.data(), bytes);
+  Suppression<NmsBox> a;
+  a.Carve(&arena, entries, problems, entries);
+  auto* kept = arena.Take<uint8_t>(entries);
+  auto* first = arena.Take<int32_t>(entries);
+  auto* counts = arena.Take<unsigned long long>(entries);
+  auto* offsets = arena.Take<int64_t>(entries);
+  auto* total = arena.Take<int64_t>(1);
+  // Every box of every problem, in processing order; suppression with mmdeploy's rule, no cap.
+  OPBRIDGE_RETURN_IF_ERROR(
+      SegmentCandidates(shared::MatchLayout{scores, n}, problems, n, n, a, device_scratch, stream));
+  const shared::NmsBoxSource source{boxes, n, classes, n * 4, 0, 4, 0.0f};
+  const shared::MatchRule rule{params.iou_threshold};
+  OPBRIDGE_RETURN_IF_ERROR(
+      Suppress(a, source, rule, entries, problems, problems * MaskBoundOf(n), device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(kept, 0, static_cast<size_t>(entries), stream),
+                                     "clearing the NMSMatch flags"));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(counts, 0, static_cast<size_t>(entries) * sizeof(*counts), stream),
+                                     "clearing the NMSMatch counts"));
+  MatchKeptFlagsKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(a.kept_positions, a.kept_counts, n, entries, kept);
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMSMatch kept kernel", stream));
+  FirstSuppressorKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(a.sorted_boxes, a.sorted_positions, kept, rule,
+                                                                    scores, params.score_threshold, n, entries, first,
+                                                                    counts);
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMSMatch suppressor kernel", stream));
+  // The rows' offsets: an exclusive scan of the counts in problem, then processing order.
+  size_t scan_bytes = 0;
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts, offsets, entries,
+                                                                   stream),
+                                     "sizing the NMSMatch row scan"));
+  ScratchBlock scan_temp(device_scratch, scan_bytes);
+  if (scan_temp.data() == nullptr) return OutOfScratch(scan_bytes);
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, counts, offsets,
+                                                                   entries, stream),
+                                     "the NMSMatch row scan"));
+  MatchTotalKernel<<<1, 1, 0, stream>>>(offsets, counts, entries, total);
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMSMatch row count kernel", stream));
+  int64_t rows = 0;
+  OPBRIDGE_RETURN_IF_ERROR(CopyCountToHost(total, &rows, "copying the NMSMatch output count to the host", stream));
+  OPBRIDGE_RETURN_IF_ERROR(allocate(rows, &output));
+  if (rows == 0) return Status::Ok();
+  MatchRowsKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(a.sorted_positions, first, counts, offsets, n, classes,
+                                                              entries, output);
+  return LaunchStatus("the NMSMatch output kernel", stream);
 }
 
 }  // namespace opbridge::cuda

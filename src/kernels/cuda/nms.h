@@ -23,6 +23,7 @@
 #include <functional>
 
 #include "core/nms.h"
+#include "core/nms_match.h"
 #include "core/nms_rotated.h"
 #include "core/scratch.h"
 #include "core/status.h"
@@ -43,6 +44,13 @@ Status Nms(const NmsParams& params, const float* boxes, const float* scores, con
 // indices (mmcv's nms_rotated), as Nms writes them.
 Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const float* scores, const int64_t* categories,
                   int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
+
+// boxes [batch, n, 4], scores [batch, classes, n]: cpu::NmsMatch's (batch, class, kept box,
+// suppressed box) rows (mmdeploy's NMSMatch), as WriteMatchRows orders them, to an output [rows, 4]
+// from allocate: every box of each (batch, class) takes part in the suppression (the axis-aligned
+// pipeline with mmdeploy's rule), then a thread per box finds the first kept box that suppresses it.
+Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* scores, int64_t batch, int64_t classes,
+                int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
 
 // boxes [batch, n, 4], scores [batch, classes, n]: the (batch, class, box) rows, batch-major, then
 // class, then score order, to an output [rows, 3] from allocate.

@@ -25,6 +25,15 @@ struct MulticlassLayout {
   OPBRIDGE_HD bool Candidate(int64_t v) const { return scores[v] > score_threshold; }
 };
 
+// NMSMatch's layout, scores [B, C, N] (segment N): every box of every problem takes part, NaN scores
+// included (mmdeploy's nms_match sorts and visits them all).
+struct MatchLayout {
+  const float* scores;
+  int64_t segment;
+  OPBRIDGE_HD float Score(int64_t v) const { return scores[v]; }
+  OPBRIDGE_HD bool Candidate(int64_t) const { return true; }
+};
+
 // TensorRT batched NMS, scores [B, S, C] (segment S): box s of class c of image b is entry
 // (b * S + s) * C + c; a candidate is not of the background class and scores > score_threshold.
 struct TrtLayout {

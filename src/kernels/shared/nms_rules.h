@@ -58,6 +58,31 @@ OPBRIDGE_HD inline bool TorchvisionSuppresses(const NmsBox& i, const NmsBox& j, 
   return inter / (i.area + j.area - inter) > threshold;
 }
 
+// mmdeploy NMSMatch's rule: nms_match_iou(kept, later) >= threshold, operation for operation: the
+// intersection, the areas (unclamped, offset 0) and the union in float32; mmdeploy's `auto eps =
+// 1e-10` is a double, so the union plus eps and the division are double, and the quotient is
+// rounded to float when nms_match_iou returns it. Operand orders are mmdeploy's (std::max(0, NaN)
+// is 0). The CPU kernel (kernels/cpu/nms_match.h) and the CUDA kernels both use it.
+OPBRIDGE_HD inline bool MmdeployMatchSuppresses(const NmsBox& i, const NmsBox& j, float threshold) {
+  const float inter_x1 = Max(i.x1, j.x1);
+  const float inter_y1 = Max(i.y1, j.y1);
+  const float inter_x2 = Min(i.x2, j.x2);
+  const float inter_y2 = Min(i.y2, j.y2);
+  const float w = Max(0.0f, inter_x2 - inter_x1);
+  const float h = Max(0.0f, inter_y2 - inter_y1);
+  const float inter = w * h;
+  const float union_area = i.area + j.area - inter;
+  const float iou = static_cast<float>(inter / (static_cast<double>(union_area) + 1e-10));
+  return iou >= threshold;
+}
+
+struct MatchRule {
+  float threshold;
+  OPBRIDGE_HD bool operator()(const NmsBox& kept, const NmsBox& later) const {
+    return MmdeployMatchSuppresses(kept, later, threshold);
+  }
+};
+
 // TorchvisionSuppresses as the rule the tiles take (nms_tiles.h).
 struct TorchvisionRule {
   float offset, threshold;

@@ -40,8 +40,7 @@ inline Status NmsMatchAttrs::Read(const AttrReader& reader, NmsMatchAttrs* attrs
 }
 
 inline bool NmsMatchAttrs::CudaInputOnHost(size_t index) {
-  (void)index;
-  return false;
+  return index == 2 || index == 3;
 }
 
 }  // namespace opbridge::ort

@@ -120,6 +120,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<MulticlassNmsRotatedOp>("mmdeploy", "NMSRotated", "nms_rotated"),
       CudaOp<PasteMasksOp>("opbridge", "PasteMasks", "paste_masks"),
       CudaOp<HeatmapsToKeypointsOp>("opbridge", "HeatmapsToKeypoints", "heatmaps_to_keypoints"),
+      CudaOp<NmsMatchOp>("opbridge", "NmsMatch", "nms_match"),
+      CudaOp<NmsMatchOp>("mmdeploy", "NMSMatch", "nms_match"),
       CudaOp<TrtBatchedNmsOp>("opbridge", "TrtBatchedNms", "trt_batched_nms"),
       CudaOp<TrtBatchedRotatedNmsOp>("opbridge", "TrtBatchedRotatedNms", "trt_batched_nms"),
       CudaOp<TrtBatchedNmsOp>("mmdeploy", "TRTBatchedNMS", "trt_batched_nms"),

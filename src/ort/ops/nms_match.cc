@@ -25,17 +25,21 @@ Status NmsMatchOp::Create(const Attrs& attrs, std::unique_ptr<NmsMatchOp>* op) {
   return Status::Ok();
 }
 
-Status NmsMatchOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  InputTensor boxes, scores;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
-  OPBRIDGE_RETURN_IF_ERROR(CheckNmsMatchShapes(boxes.shape, scores.shape));
+Status NmsMatchOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores,
+                           NmsMatchParams* params) {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scores));
+  OPBRIDGE_RETURN_IF_ERROR(CheckNmsMatchShapes(boxes->shape, scores->shape));
   float iou_threshold = 0.f, score_threshold = 0.f;
   OPBRIDGE_RETURN_IF_ERROR(ReadThreshold(api, ctx, 2, "iou_threshold", &iou_threshold));
   OPBRIDGE_RETURN_IF_ERROR(ReadThreshold(api, ctx, 3, "score_threshold", &score_threshold));
-  NmsMatchParams params;
-  OPBRIDGE_RETURN_IF_ERROR(MakeNmsMatchParams(iou_threshold, score_threshold, &params));
+  return MakeNmsMatchParams(iou_threshold, score_threshold, params);
+}
 
+Status NmsMatchOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
+  InputTensor boxes, scores;
+  NmsMatchParams params;
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &params));
   const int64_t batch = boxes.shape[0], n = boxes.shape[1], classes = scores.shape[1];
   void* out = nullptr;
   // No boxes or no problems: no pairs, and no bookkeeping for up to 2^31 - 1 empty problems.
