@@ -215,11 +215,13 @@ TEST(MultiLevelRoiAlignDeviceCode, BadBatchIndicesGiveNanRows) {
   // The CPU op reports these (CheckRoiAlignRois); the kernel cannot, without a synchronization.
   const Pyramid pyramid = MakePyramid(2, 1, 1);
   const auto p = Params(2, 1, -1.0f);
-  const std::vector<float> rois = {1, 0, 0, 10, 10,  kNaN, 0, 0, 10, 10,  0, 0, 0, 10, 10};
+  // The fourth has no level (a NaN side) but a bad batch index: NaN too, not a zero row.
+  const std::vector<float> rois = {1, 0, 0, 10, 10,  kNaN, 0, 0, 10, 10,  0, 0, 0, 10, 10,  3, 0, 0, kNaN, 10};
   const auto device = testing::RunLeveledRoiAlignDeviceCode(p.roi_align, pyramid.levels, p.spatial_scales,
                                                             MmdetLeveling(p), 1, 1, rois);
   for (size_t k = 0; k < 24; ++k) EXPECT_TRUE(std::isnan(device[k])) << k;
   for (size_t k = 24; k < 36; ++k) EXPECT_FALSE(std::isnan(device[k])) << k;
+  for (size_t k = 36; k < 48; ++k) EXPECT_TRUE(std::isnan(device[k])) << k;
 }
 
 TEST(MultiLevelRoiAlignDeviceCode, AnEmptyBatchGivesNanRowsWithoutReadingTheMaps) {

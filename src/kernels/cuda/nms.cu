@@ -1,4 +1,5 @@
-// Axis-aligned NMS CUDA kernels (see nms.h). Every op runs the same steps:
+// NMS CUDA kernels, axis-aligned and rotated (see nms.h). Every op runs the same steps, with its box
+// source and suppression rule (how a box enters and when a kept one suppresses a later one):
 //   1. candidates: each problem's candidates sorted by score, ties by index (a stable sort of
 //      DescendingScoreKey):
 //        Nms: one problem, the whole list (a radix sort);
@@ -13,7 +14,7 @@
 //      launch (kernels/shared/nms_tiles.h);
 //   4. per problem one block resolving the mask a tile at a time (or, on the tile path, testing
 //      each tile against the kept boxes), stopping at the problem's cap;
-//   5. the op's outputs from the kept lists.
+//   5. the op's outputs from the kept lists (NMSMatch: first the first kept suppressor of each box).
 // Scratch comes from the caller's device allocator (tied to ORT's stream), CUB's temporary storage
 // included. Synchronizations: the count copy of the variable-size outputs, and, only where the mask's
 // bound for the call exceeds its budget (shared::kNmsMaskBudgetWords), a copy of the plan's exact mask

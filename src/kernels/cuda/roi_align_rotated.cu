@@ -33,7 +33,8 @@ struct RoiPlan {
   int32_t map;          // -1: the RoI has no level, its row is 0 (as mmrotate's output, which starts as zeros)
 };
 
-__global__ void PlanKernel(RoiAlignRotatedParams p, shared::FeatureMaps maps, RotatedLeveling leveling,
+__global__ void PlanKernel(RoiAlignRotatedParams p, const __grid_constant__ shared::FeatureMaps maps,
+                           RotatedLeveling leveling,
                            const float* rois, int64_t num_rois, int64_t batch, RoiPlan* plans,
                            unsigned long long* call_samples) {
   OPBRIDGE_CUDA_FOR(int64_t, r, num_rois) {
@@ -73,7 +74,8 @@ __global__ void PlanKernel(RoiAlignRotatedParams p, shared::FeatureMaps maps, Ro
 // Index: int32_t where the output's element count allows (the division and modulo of the element's
 // coordinates are then a few instructions, not dozens).
 template <class Index>
-__global__ void PoolKernel(RoiAlignRotatedParams p, shared::FeatureMaps maps, Index channels, const RoiPlan* plans,
+__global__ void PoolKernel(RoiAlignRotatedParams p, const __grid_constant__ shared::FeatureMaps maps, Index channels,
+                           const RoiPlan* plans,
                            const unsigned long long* call_samples, Index count, float* output) {
   const Index bins = static_cast<Index>(p.output_height * p.output_width);
   const Index out_w = static_cast<Index>(p.output_width);

@@ -18,7 +18,8 @@ namespace opbridge::cuda {
 // the CPU op's checks of their values become defined results, without a synchronization: a RoI
 // whose batch index is out of range or NaN (any, when batch is 0), or whose sampling grid exceeds
 // the sample limits, gives a row of NaN, and a call beyond the work limit (core/work_limits.h,
-// counted on the device) is NaN throughout. Scratch: 56 bytes per RoI (its planned grid).
+// counted on the device) is NaN throughout. Scratch: 72 bytes per RoI (its planned grid) and the
+// call's work count.
 Status RoiAlignRotated(const RoiAlignRotatedParams& params, const float* input, int64_t batch, int64_t channels,
                        int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
                        ScratchAllocator& scratch, Stream stream);

@@ -71,10 +71,16 @@ OPBRIDGE_HD inline int64_t RoiLevelOf(const RoiLeveling& leveling, int64_t num_m
 // (kSkip in the others). p's spatial_scale is replaced by the level's.
 OPBRIDGE_HD inline RoiPlan MakeLeveledRoiPlan(RoiAlignParams p, const FeatureMaps& maps, const RoiLeveling& leveling,
                                               int64_t batch, const float* roi) {
-  float pooled[5];
-  const int64_t level = RoiLevelOf(leveling, maps.total, roi, pooled);
   RoiPlan plan{};
   plan.kind = RoiPlan::kSkip;
+  // The CPU ops check every RoI's batch index before anything else: a bad one is a NaN row (written
+  // by the first launch), whether or not the RoI has a level.
+  if (!IsRoiBatchIndex(roi[0], batch)) {
+    if (maps.first == 0) plan.kind = RoiPlan::kNan;
+    return plan;
+  }
+  float pooled[5];
+  const int64_t level = RoiLevelOf(leveling, maps.total, roi, pooled);
   if (level < 0) {
     if (maps.first == 0) plan.kind = RoiPlan::kZero;
     return plan;
