@@ -1,8 +1,8 @@
 // Deformable convolution CUDA kernel (DCNv1 and DCNv2), one image at a time:
 // 1. The taps: one thread per (deform group, kernel tap, output pixel) computes where its sampling
 //    point falls (shared::MakeDeformTap, which the CPU kernel runs too) and writes the top-left
-//    corner, the four weights and the mask value (1 without a mask) to scratch, one array each, so
-//    that consecutive pixels are consecutive words.
+//    corner and the four weights to scratch, one array each, so that consecutive pixels are
+//    consecutive words (laid out as the mask is: the product reads a tap's mask value in place).
 // 2. The product, per conv group g (chain_gemm.cuh): out[g's channels][pixels] = W_g x columns_g
 //    + bias, an implicit GEMM: the B loader computes the column element (K = tap x C/groups + c,
 //    pixel) from the pixel's tap and the four corners of channel c, so the columns (dcn.large: 140
@@ -27,23 +27,21 @@
 namespace opbridge::cuda {
 namespace {
 
-// The taps of one image, [deform group][tap][pixel] each.
+// The taps of one image, [deform group][tap][pixel] each (the mask's layout).
 struct TapArrays {
   int32_t* y_low;
   int32_t* x_low;
   float* w[4];
-  float* mask;
 };
 
 struct Geometry {
-  int64_t channels, height, width;  // input
+  int64_t height, width;  // input
   int64_t out_w, pixels;            // output
   int64_t kernel_w, taps;
   int64_t c_per_group, c_per_dgroup, out_per_group;
 };
 
-__global__ void TapsKernel(const float* offset, const float* mask, DeformConvParams p, Geometry g, int64_t count,
-                           TapArrays taps) {
+__global__ void TapsKernel(const float* offset, DeformConvParams p, Geometry g, int64_t count, TapArrays taps) {
   OPBRIDGE_CUDA_FOR(int64_t, t, count) {  // t = (dg * taps + k) * pixels + q
     const int64_t q = t % g.pixels, dk = t / g.pixels;
     const int64_t k = dk % g.taps, dg = dk / g.taps;
@@ -59,26 +57,26 @@ __global__ void TapsKernel(const float* offset, const float* mask, DeformConvPar
     taps.y_low[t] = tap.inside ? tap.y_low : -2;
     taps.x_low[t] = tap.inside ? tap.x_low : -2;
     for (int e = 0; e < 4; ++e) taps.w[e][t] = tap.w[e];
-    taps.mask[t] = mask != nullptr ? mask[t] : 1.0f;
   }
 }
 
 // A(g, o, K) = weight[g * out_per_group + o][c][tap], K = tap * c_per_group + c.
 struct Weights {
   const float* weight;
-  int64_t c_per_group, taps, out_per_group;
+  Geometry g;
   __device__ float operator()(int group, int o, int k) const {
-    const int tap = k / static_cast<int>(c_per_group), c = k - tap * static_cast<int>(c_per_group);
-    return weight[((group * out_per_group + o) * c_per_group + c) * taps + tap];
+    const int tap = k / static_cast<int>(g.c_per_group), c = k - tap * static_cast<int>(g.c_per_group);
+    return weight[((group * g.out_per_group + o) * g.c_per_group + c) * g.taps + tap];
   }
 };
 
-// B(g, K, q): the sample of channel g * c_per_group + c at tap `tap` of pixel q, times its mask.
+// B(g, K, q): the sample of channel g * c_per_group + c at tap `tap` of pixel q, times its mask
+// value (this image's mask, [deform group][tap][pixel] as the taps; null without one).
 struct SampledColumns {
   const float* image;  // this image, [C][H][W]
   TapArrays taps;
   Geometry g;
-  bool modulated;
+  const float* mask;
   __device__ float Corner(const float* plane, int32_t y, int32_t x) const {
     return y >= 0 && y < g.height && x >= 0 && x < g.width ? plane[static_cast<int64_t>(y) * g.width + x] : 0.0f;
   }
@@ -91,7 +89,7 @@ struct SampledColumns {
     const float value = shared::DeformTapValue(taps.w[0][at], taps.w[1][at], taps.w[2][at], taps.w[3][at],
                                                Corner(plane, y, x), Corner(plane, y, x + 1),
                                                Corner(plane, y + 1, x), Corner(plane, y + 1, x + 1));
-    return modulated ? taps.mask[at] * value : value;
+    return mask != nullptr ? mask[at] * value : value;
   }
 };
 
@@ -117,7 +115,6 @@ Status DeformConv(const DeformConvParams& p, const DeformConvArgs& a, ScratchAll
                   Stream stream) {
   ClearStaleError();
   Geometry g;
-  g.channels = a.channels;
   g.height = a.height;
   g.width = a.width;
   g.out_w = a.out_w;
@@ -139,7 +136,7 @@ Status DeformConv(const DeformConvParams& p, const DeformConvArgs& a, ScratchAll
                          "be below 2^31 - 256, got ", g.pixels, ", ", row, ", ", g.height, " and ", g.width);
   }
   const int64_t tap_count = p.deform_groups * g.taps * g.pixels;
-  const size_t bytes = 2 * ArenaBytes<int32_t>(tap_count) + 5 * ArenaBytes<float>(tap_count);
+  const size_t bytes = 2 * ArenaBytes<int32_t>(tap_count) + 4 * ArenaBytes<float>(tap_count);
   ScratchBlock block(scratch, bytes);  // on the stream's scratch: freed after the queued kernels (cuda_glue.h)
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
@@ -147,15 +144,13 @@ Status DeformConv(const DeformConvParams& p, const DeformConvArgs& a, ScratchAll
   taps.y_low = arena.Take<int32_t>(tap_count);
   taps.x_low = arena.Take<int32_t>(tap_count);
   for (float*& w : taps.w) w = arena.Take<float>(tap_count);
-  taps.mask = arena.Take<float>(tap_count);
   const int64_t image = a.channels * a.height * a.width;
   for (int64_t n = 0; n < a.batch; ++n) {
-    TapsKernel<<<BlocksFor(tap_count), kThreads, 0, stream>>>(
-        a.offset + n * 2 * tap_count, a.mask != nullptr ? a.mask + n * tap_count : nullptr, p, g, tap_count, taps);
+    TapsKernel<<<BlocksFor(tap_count), kThreads, 0, stream>>>(a.offset + n * 2 * tap_count, p, g, tap_count, taps);
     OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the deformable convolution tap kernel", stream));
     OPBRIDGE_RETURN_IF_ERROR(LaunchChainGemm(
-        p.groups, g.out_per_group, g.pixels, row, Weights{a.weight, g.c_per_group, g.taps, g.out_per_group},
-        SampledColumns{a.input + n * image, taps, g, a.mask != nullptr},
+        p.groups, g.out_per_group, g.pixels, row, Weights{a.weight, g},
+        SampledColumns{a.input + n * image, taps, g, a.mask != nullptr ? a.mask + n * tap_count : nullptr},
         PlusBias{a.output + n * a.out_channels * g.pixels, a.bias, g.out_per_group, g.pixels}, stream,
         "the deformable convolution product kernel"));
   }

@@ -12,7 +12,7 @@ namespace opbridge::cuda {
 // cpu::DeformConv's output, bit for bit where the CPU has FMA (x86-64-v3 and v4): the same samples
 // (kernels/shared/deform_conv_taps.h) and, per output, the same chain of fused multiply-adds over
 // the taps, then the channels, then + bias (chain_gemm.cuh). Every pointer of `args` is in device
-// memory. Scratch: one image's taps, 28 bytes per (deform group, tap, output pixel).
+// memory. Scratch: one image's taps, 24 bytes per (deform group, tap, output pixel).
 Status DeformConv(const DeformConvParams& params, const DeformConvArgs& args, ScratchAllocator& scratch,
                   Stream stream);
 
