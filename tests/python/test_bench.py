@@ -77,3 +77,20 @@ def test_a_timed_run_reports_a_raising_workload_and_runs_the_others(capsys):
     assert "raises" in out and "ERROR RuntimeError: Expected all tensors to be on the same device" in out
     assert "\nfine " in out and "ok (0e+00)" in out
     assert "FAILED: 1 workload run(s) raised: raises @1thr" in out
+
+
+def test_gpu_runs_time_the_same_opbridge_model_on_the_cpu(monkeypatch):
+    """The CPU column of `--device cuda`: an ort_engine's model and feeds in an ORT CPU session with every
+    core (here the bench device is the CPU: the engine itself must not move)."""
+    import numpy as np
+
+    from opbridge.bench.soft_nms import soft_nms_dense
+
+    monkeypatch.setattr(harness, "SMOKE", True)
+    case = soft_nms_dense(1)[0]
+    assert case.torch is None  # the eager loop is timed on the GPU only
+    cpu = harness.cpu_engine(case.opbridge)
+    assert cpu is not None and cpu.model is case.opbridge.model and cpu.feeds is case.opbridge.feeds
+    for ours, theirs in zip(case.opbridge(), cpu()):
+        np.testing.assert_array_equal(ours, theirs)
+    assert harness.cpu_engine(case.reference) is None  # not an ORT engine: no CPU column

@@ -71,6 +71,9 @@ class Case:
     sgemm: Callable[[], object] | None = None  # a plain sgemm of the same GEMM shape, timed alongside
     check_rtol: float = 0.0  # the check's tolerance
     check_atol: float = ATOL
+    # On the GPU, time the opbridge model in an ORT CPU session too (cpu_engine); off for whole models,
+    # whose CPU runs take seconds each (their ops' rows carry the comparison).
+    cpu_column: bool = True
 
 
 def _library_path() -> str:
@@ -82,9 +85,10 @@ def _library_path() -> str:
     return library_path()
 
 
-def _create_session(model, threads: int):
-    """An ORT CPU session for `model` with the opbridge library registered, as opbridge.create_session
-    makes it, plus the spinning setting. Used for opbridge's node and the built-in node alike.
+def _create_session(model, threads: int, device: str):
+    """An ORT session on `device` for `model` with the opbridge library registered, as
+    opbridge.create_session makes it, plus the spinning setting. Used for opbridge's node and the
+    built-in node alike.
 
     It calls ORT directly so that a memory child never imports the opbridge package (and so torch,
     whose import alone is ~0.5 GB of RSS and would hide the op's own peak).
@@ -97,7 +101,7 @@ def _create_session(model, threads: int):
     options.add_session_config_entry("session.intra_op.allow_spinning", SPINNING)
     options.log_severity_level = 3  # errors only (ORT warns on every RoiAlign max session)
     providers = ["CPUExecutionProvider"]
-    if DEVICE == "cuda":
+    if device == "cuda":
         from opbridge._library import CUDA_FULL_FLOAT32, preload_cuda_libraries  # (no memory children on the GPU)
 
         providers = [CUDA_FULL_FLOAT32, "CPUExecutionProvider"]  # float32, as PyTorch runs here (run())
@@ -106,17 +110,20 @@ def _create_session(model, threads: int):
     return ort.InferenceSession(model.SerializeToString(), options, providers=providers)
 
 
-def ort_engine(model, feeds: dict, threads: int) -> Callable[[], list]:
-    """A callable running the one-node `model` in ORT. The session is created on the first call (the
-    warm-up), so that a memory child pays for its own session only. On the GPU the inputs are copied
-    there once and the outputs stay there (IOBinding): runs time the session, not the copies."""
+def ort_engine(model, feeds: dict, threads: int, device: str | None = None) -> Callable[[], list]:
+    """A callable running the one-node `model` in ORT, on `device` (default: the bench's, DEVICE).
+    The session is created on the first call (the warm-up), so that a memory child pays for its own
+    session only. On the GPU the inputs are copied there once and the outputs stay there
+    (IOBinding): runs time the session, not the copies. The callable keeps the model and feeds, so
+    that a GPU run can time the same model on the CPU (cpu_engine)."""
     session = binding = None
 
     def run():
         nonlocal session, binding
+        where = device or DEVICE
         if session is None:
-            session = _create_session(model, threads)
-            if DEVICE == "cuda":
+            session = _create_session(model, threads, where)
+            if where == "cuda":
                 import onnxruntime as ort
 
                 binding = session.io_binding()
@@ -129,7 +136,15 @@ def ort_engine(model, feeds: dict, threads: int) -> Callable[[], list]:
         session.run_with_iobinding(binding)
         return binding.get_outputs()
 
+    run.model, run.feeds = model, feeds
     return run
+
+
+def cpu_engine(engine: Callable) -> Callable | None:
+    """For a GPU run: `engine`'s model (an ort_engine's) in an ORT CPU session with every core, the
+    opbridge CPU kernels' time beside their CUDA kernels'; None for other engines."""
+    model = getattr(engine, "model", None)
+    return None if model is None else ort_engine(model, engine.feeds, os.cpu_count() or 1, device="cpu")
 
 
 def as_tensor(x):
@@ -490,8 +505,12 @@ def _run(registry: dict, workloads: list[str], runs: int, threads: list[int], me
            "inputs and outputs in GPU memory, each run synchronized, float32 math: TF32 off)"
            if device == "cuda" else "")
     )
+    # On the GPU a column more: the same opbridge model in an ORT CPU session with every core (the
+    # CPU kernels are a competitor too: a GPU kernel must beat them).
+    on_gpu = device == "cuda"
     header = (f"{'workload':<40}{'thr':>4}{'opbridge ms':>13}{'ORT ms':>10}{'torch ms':>10}"
-              f"{'ORT/opb':>9}{'torch/opb':>10}  check")
+              + (f"{'opb CPU ms':>12}" if on_gpu else "")
+              + f"{'ORT/opb':>9}{'torch/opb':>10}" + (f"{'CPU/opb':>9}" if on_gpu else "") + "  check")
     print(header)
     print("-" * len(header))
     notes, slower, comparable = [], [], 0
@@ -504,16 +523,19 @@ def _run(registry: dict, workloads: list[str], runs: int, threads: list[int], me
                 for case in registry[workload](t):
                     check = _check(case)
                     engines = {"opbridge": case.opbridge}
-                    engines.update({k: v for k, v in (("ort", case.ort), ("torch", case.torch), ("sgemm", case.sgemm))
+                    engines.update({k: v for k, v in (("ort", case.ort), ("torch", case.torch), ("sgemm", case.sgemm),
+                                                      ("cpu", cpu_engine(case.opbridge) if on_gpu and case.cpu_column
+                                                             else None))
                                     if v is not None})
                     ms = _time_interleaved(engines, runs)
-                    ours, ort_ms, torch_ms = ms["opbridge"], ms.get("ort"), ms.get("torch")
+                    ours, ort_ms, torch_ms, cpu_ms = ms["opbridge"], ms.get("ort"), ms.get("torch"), ms.get("cpu")
                     mark_ort = "*" if case.ort_note else ""
                     mark_torch = "+" if case.torch_note else ""
                     print(
                         f"{case.name:<40}{t:>4}{ours:>13.2f}{_fmt_ms(ort_ms) + mark_ort:>10}"
-                        f"{_fmt_ms(torch_ms) + mark_torch:>10}{_fmt_ratio(ort_ms, ours) + mark_ort:>9}"
-                        f"{_fmt_ratio(torch_ms, ours) + mark_torch:>10}  {check}",
+                        f"{_fmt_ms(torch_ms) + mark_torch:>10}" + (f"{_fmt_ms(cpu_ms):>12}" if on_gpu else "")
+                        + f"{_fmt_ratio(ort_ms, ours) + mark_ort:>9}{_fmt_ratio(torch_ms, ours) + mark_torch:>10}"
+                        + (f"{_fmt_ratio(cpu_ms, ours):>9}" if on_gpu else "") + f"  {check}",
                         flush=True,
                     )
                     if case.flops:
@@ -527,7 +549,7 @@ def _run(registry: dict, workloads: list[str], runs: int, threads: list[int], me
                         if note and note not in notes:
                             notes.append(note)
                     # Like-for-like competitors only (not different semantics, not our own eager loop).
-                    rivals = [m for m, n in ((ort_ms, case.ort_note), (torch_ms, case.torch_note))
+                    rivals = [m for m, n in ((ort_ms, case.ort_note), (torch_ms, case.torch_note), (cpu_ms, ""))
                               if m is not None and not n]
                     if rivals:
                         comparable += 1

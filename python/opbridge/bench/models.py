@@ -99,6 +99,7 @@ def _detector_cases(workload: str, threads: int) -> list[Case]:
         ort=ort_engine(plain, {plain.graph.input[0].name: image}, threads),
         torch=torch_engine(_eager, builder, outputs, image),
         check_rtol=1e-4, check_atol=1e-2,  # opbridge's "detector" tolerance (tolerances.py)
+        cpu_column=False,
     )]
 
 
@@ -203,7 +204,8 @@ def _detr_layer_cases(threads: int) -> list[Case]:
     return [Case(name=f"model.deformable_detr_layer {args[0].shape[1]} queries",
                  opbridge=ort_engine(model, feeds, threads), ort=None,
                  torch=torch_engine(_module_eager, f"detr_{embed}", build, *args),
-                 check_rtol=1e-4, check_atol=1e-4)]  # opbridge's "model" tolerance (tolerances.py)
+                 check_rtol=1e-4, check_atol=1e-4,  # opbridge's "model" tolerance (tolerances.py)
+                 cpu_column=False)]
 
 
 def _dcn_block_cases(threads: int) -> list[Case]:
@@ -216,7 +218,7 @@ def _dcn_block_cases(threads: int) -> list[Case]:
     return [Case(name=f"model.dcn_block [1, {channels}, {height}, {width}]",
                  opbridge=ort_engine(model, {model.graph.input[0].name: x}, threads), ort=None,
                  torch=torch_engine(_module_eager, f"dcn_{channels}", build, x),
-                 check_rtol=1e-4, check_atol=1e-4)]
+                 check_rtol=1e-4, check_atol=1e-4, cpu_column=False)]
 
 
 WORKLOADS = {workload: functools.partial(_detector_cases, workload) for workload in DETECTORS}
