@@ -105,6 +105,7 @@ set(OPBRIDGE_OP_CUDA_GLUE_SOURCES
   src/ort/ops/roi_align_rotated_cuda.cc
   src/ort/ops/rotated_feature_align_cuda.cc
   src/ort/ops/scaled_dot_product_attention_cuda.cc
+  src/ort/ops/soft_nms_cuda.cc
   src/ort/ops/trt_batched_nms_cuda.cc
 )
 set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
@@ -125,6 +126,7 @@ set(OPBRIDGE_OP_CUDA_KERNEL_SOURCES
   src/kernels/cuda/roi_align_rotated.cu
   src/kernels/cuda/rotated_feature_align.cu
   src/kernels/cuda/scaled_dot_product_attention.cu
+  src/kernels/cuda/soft_nms.cu
 )
 set(OPBRIDGE_OP_CPP_TEST_SOURCES
   tests/cpp/bicubic_interpolate_test.cc

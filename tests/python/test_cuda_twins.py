@@ -17,7 +17,9 @@ from opbridge.placement import copies_next_to_opbridge_nodes
 
 def test_cuda_kernels_of_a_model():
     assert cuda_twins.cuda_kernels(one_node_model("mmcv::MMCVRoiAlign", {}, ["x", "r"], ["y"])) == ["roi_align"]
-    assert cuda_twins.cuda_kernels(one_node_model("opbridge::SoftNonMaxSuppression", {}, ["b", "s"], ["d", "i"])) == []
+    assert cuda_twins.cuda_kernels(one_node_model("mmcv::SoftNonMaxSuppression", {}, ["b", "s"], ["d", "i"])) == [
+        "soft_nms"]
+    assert cuda_twins.cuda_kernels(one_node_model("other::SoftNonMaxSuppression", {}, ["b", "s"], ["d", "i"])) == []
     assert cuda_twins.cuda_kernels(one_node_model("::Relu", {}, ["x"], ["y"])) == []
 
 
@@ -104,7 +106,7 @@ def test_bench_on_the_gpu_runs_the_cuda_ops_workloads_or_says_what_is_missing(mo
     assert "roi_align_rotated" in workloads
     assert "nms_rotated" in workloads
     assert "nms_match" in workloads
-    assert "soft_nms.dense" not in workloads  # no CUDA kernel yet
+    assert "soft_nms.dense" in workloads
     monkeypatch.setattr(onnxruntime, "get_available_providers", lambda: ["CPUExecutionProvider"])
     assert bench.main(["roi_align.mask"], 1, [1], device="cuda") == 2
     assert "has no CUDA execution provider: install onnxruntime-gpu" in capsys.readouterr().err

@@ -1,7 +1,8 @@
 // Soft-NMS CPU kernel.
 //
 // The algorithm and its float32 arithmetic are mmcv's softnms_cpu (mmcv/ops/csrc/pytorch/cpu/
-// nms.cpp), which is what mmcv.ops.soft_nms computes:
+// nms.cpp), which is what mmcv.ops.soft_nms computes (but for the gaussian weight's exp, correctly
+// rounded here where glibc's expf is within 0.502 ulp: kernels/shared/soft_nms_steps.h):
 //   for i = 0, 1, ...: move the highest remaining score (first one on ties) to position i and
 //   emit it; decay the score of every later box by a weight of its IoU with box i; drop a box
 //   whose score falls below min_score by moving the last remaining box into its place.
@@ -12,9 +13,9 @@
 //      final once the pass has gone by them, so "first maximum" is tracked as it goes.
 #include "kernels/cpu/soft_nms.h"
 
-#include <algorithm>
-#include <cmath>
 #include <utility>
+
+#include "kernels/shared/soft_nms_steps.h"
 
 namespace opbridge::cpu {
 namespace {
@@ -43,31 +44,26 @@ struct Boxes {
   }
 };
 
-// IoU of box i with every box in [begin, end), into b.iou. Operand orders are mmcv's, which
-// matters for NaN coordinates (std::max(0, NaN) is 0).
+// IoU of box i with every box in [begin, end), into b.iou (kernels/shared/soft_nms_steps.h, which
+// the CUDA kernel runs too).
 void Overlaps(const Boxes& b, int64_t i, int64_t begin, int64_t end, float offset) {
   const float bx1 = b.x1[i], by1 = b.y1[i], bx2 = b.x2[i], by2 = b.y2[i], barea = b.area[i];
   for (int64_t k = begin; k < end; ++k) {
-    const float w = std::max(0.0f, std::min(bx2, b.x2[k]) - std::max(bx1, b.x1[k]) + offset);
-    const float h = std::max(0.0f, std::min(by2, b.y2[k]) - std::max(by1, b.y1[k]) + offset);
-    const float inter = w * h;
-    b.iou[k] = inter / (barea + b.area[k] - inter);
+    b.iou[k] = shared::SoftNmsIou(bx1, by1, bx2, by2, barea, b.x1[k], b.y1[k], b.x2[k], b.y2[k], b.area[k], offset);
   }
 }
 
+// One loop per method, so that the naive and linear ones vectorize.
 void Decay(const Boxes& b, int64_t begin, int64_t end, const SoftNmsParams& p) {
   float* score = b.score;
   const float* iou = b.iou;
   const float threshold = p.iou_threshold;
   if (p.method == SoftNmsMethod::kNaive) {
-    for (int64_t k = begin; k < end; ++k) score[k] *= iou[k] >= threshold ? 0.0f : 1.0f;
+    for (int64_t k = begin; k < end; ++k) score[k] = shared::NaiveDecay(score[k], iou[k], threshold);
   } else if (p.method == SoftNmsMethod::kLinear) {
-    for (int64_t k = begin; k < end; ++k) score[k] *= iou[k] >= threshold ? 1.0f - iou[k] : 1.0f;
+    for (int64_t k = begin; k < end; ++k) score[k] = shared::LinearDecay(score[k], iou[k], threshold);
   } else {
-    // exp(-0 / sigma) is exactly 1, so boxes that do not overlap (most of them) skip exp().
-    for (int64_t k = begin; k < end; ++k) {
-      if (iou[k] != 0.0f) score[k] *= std::exp(-(iou[k] * iou[k]) / p.sigma);
-    }
+    for (int64_t k = begin; k < end; ++k) score[k] = shared::GaussianDecay(score[k], iou[k], p.sigma);
   }
 }
 
@@ -93,7 +89,7 @@ void SoftNms(const SoftNmsParams& p, const float* boxes, const float* scores, in
     b.x2[k] = boxes[4 * k + 2];
     b.y2[k] = boxes[4 * k + 3];
     b.score[k] = scores[k];
-    b.area[k] = (b.x2[k] - b.x1[k] + offset) * (b.y2[k] - b.y1[k] + offset);
+    b.area[k] = shared::SoftNmsArea(b.x1[k], b.y1[k], b.x2[k], b.y2[k], offset);
     b.index[k] = k;
   }
 

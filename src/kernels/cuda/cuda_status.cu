@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mutex>
+#include <vector>
+
 #include "kernels/cuda/launch.cuh"
 
 namespace opbridge::cuda {
@@ -40,6 +43,55 @@ Status CopyToHost(void* host, const void* device, size_t bytes, Stream stream, c
   if (bytes == 0) return Status::Ok();
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream), what));
   return CudaError(cudaStreamSynchronize(stream), what);
+}
+
+namespace {
+
+// A page-locked slot for the counts copied to the host, so that the copy is a DMA the stream orders,
+// not a staged copy; kept for reuse by later calls (a free list: concurrent calls take their own).
+class PinnedSlot {
+ public:
+  PinnedSlot() {
+    std::lock_guard<std::mutex> lock(Mutex());
+    if (!Free().empty()) {
+      slot_ = Free().back();
+      Free().pop_back();
+    } else if (cudaMallocHost(&slot_, sizeof(int64_t)) != cudaSuccess) {
+      slot_ = nullptr;
+      (void)cudaGetLastError();
+    }
+  }
+  ~PinnedSlot() {
+    if (slot_ == nullptr) return;
+    std::lock_guard<std::mutex> lock(Mutex());
+    Free().push_back(slot_);
+  }
+  PinnedSlot(const PinnedSlot&) = delete;
+  PinnedSlot& operator=(const PinnedSlot&) = delete;
+  int64_t* get() { return slot_ != nullptr ? static_cast<int64_t*>(slot_) : &pageable_; }
+
+ private:
+  static std::mutex& Mutex() {
+    static std::mutex* mutex = new std::mutex;  // never destroyed: callers may run during exit
+    return *mutex;
+  }
+  static std::vector<void*>& Free() {
+    static std::vector<void*>* free = new std::vector<void*>;
+    return *free;
+  }
+  void* slot_ = nullptr;
+  int64_t pageable_ = 0;
+};
+
+}  // namespace
+
+Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* what, Stream stream) {
+  PinnedSlot slot;
+  OPBRIDGE_RETURN_IF_ERROR(
+      CudaError(cudaMemcpyAsync(slot.get(), device_count, sizeof(int64_t), cudaMemcpyDeviceToHost, stream), what));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaStreamSynchronize(stream), what));
+  *count = *slot.get();
+  return Status::Ok();
 }
 
 Status SetDevice(int device) {

@@ -33,6 +33,11 @@ Status SetDevice(int device);
 // is then the CPU op's, word for word). `what` names the copy in an error.
 Status CopyToHost(void* host, const void* device, size_t bytes, Stream stream, const char* what);
 
+// Copies a count the host needs (an output's size, which the GPU found) from device memory once
+// `stream` has computed it, through a page-locked slot (a DMA ordered by the stream, the slots
+// reused by later calls), and waits for it: one copy, one synchronization.
+Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* what, Stream stream);
+
 // The CUDA version this library's (static) runtime was built as, e.g. 13000 for 13.0.
 int RuntimeCudaVersion();
 

@@ -35,9 +35,6 @@
 //   classes): a problem per category in parallel, tens of us each, where one block took ~1 ms.
 #include "kernels/cuda/nms.h"
 
-#include <mutex>
-#include <vector>
-
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_radix_sort.cuh>
@@ -540,52 +537,6 @@ Status ExclusiveSumInPlace(int64_t* values, int64_t count, ScratchAllocator& scr
   ScratchBlock temp(scratch, bytes);
   if (temp.data() == nullptr) return OutOfScratch(bytes);
   return CudaError(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, values, count, stream), "the NMS scan");
-}
-
-// A page-locked slot for the counts copied to the host, so that the copy is a DMA the stream orders,
-// not a staged copy; kept for reuse by later calls (a free list: concurrent calls take their own).
-class PinnedSlot {
- public:
-  PinnedSlot() {
-    std::lock_guard<std::mutex> lock(Mutex());
-    if (!Free().empty()) {
-      slot_ = Free().back();
-      Free().pop_back();
-    } else if (cudaMallocHost(&slot_, sizeof(int64_t)) != cudaSuccess) {
-      slot_ = nullptr;
-      (void)cudaGetLastError();
-    }
-  }
-  ~PinnedSlot() {
-    if (slot_ == nullptr) return;
-    std::lock_guard<std::mutex> lock(Mutex());
-    Free().push_back(slot_);
-  }
-  PinnedSlot(const PinnedSlot&) = delete;
-  PinnedSlot& operator=(const PinnedSlot&) = delete;
-  int64_t* get() { return slot_ != nullptr ? static_cast<int64_t*>(slot_) : &pageable_; }
-
- private:
-  static std::mutex& Mutex() {
-    static std::mutex* mutex = new std::mutex;  // never destroyed: callers may run during exit
-    return *mutex;
-  }
-  static std::vector<void*>& Free() {
-    static std::vector<void*>* free = new std::vector<void*>;
-    return *free;
-  }
-  void* slot_ = nullptr;
-  int64_t pageable_ = 0;
-};
-
-// A count the host needs (an output's size, the mask's): one copy, one synchronization.
-Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* what, Stream stream) {
-  PinnedSlot slot;
-  OPBRIDGE_RETURN_IF_ERROR(
-      CudaError(cudaMemcpyAsync(slot.get(), device_count, sizeof(int64_t), cudaMemcpyDeviceToHost, stream), what));
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaStreamSynchronize(stream), what));
-  *count = *slot.get();
-  return Status::Ok();
 }
 
 // The arrays every op's suppression uses, for `entries` sorted entries, at most `max_problems`

@@ -105,6 +105,8 @@ const std::vector<RegisteredOp>& RegisteredOps() {
       CudaOp<GridSampleOp>("opbridge", "GridSample", "grid_sample"),
       CudaOp<GridSampleOp>("mmcv", "grid_sampler", "grid_sample"),
       CudaOp<GridSampleOp>("mmdeploy", "grid_sampler", "grid_sample"),
+      CudaOp<SoftNmsOp>("opbridge", "SoftNonMaxSuppression", "soft_nms"),
+      CudaOp<SoftNmsOp>("mmcv", "SoftNonMaxSuppression", "soft_nms"),
       CudaOp<DeformConv2dOp>("opbridge", "DeformConv2d", "deform_conv"),
       CudaOp<DeformConvOp>("mmcv", "MMCVDeformConv2d", "deform_conv"),
       CudaOp<DeformConvOp>("mmdeploy", "MMCVDeformConv2d", "deform_conv"),

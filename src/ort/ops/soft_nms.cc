@@ -16,11 +16,15 @@ Status SoftNmsOp::Create(const Attrs& attrs, std::unique_ptr<SoftNmsOp>* op) {
   return Status::Ok();
 }
 
+Status SoftNmsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* boxes, InputTensor* scores) {
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, boxes));
+  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, scores));
+  return CheckSoftNmsShapes(boxes->shape, scores->shape);
+}
+
 Status SoftNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor boxes, scores;
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, &boxes));
-  OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, &scores));
-  OPBRIDGE_RETURN_IF_ERROR(CheckSoftNmsShapes(boxes.shape, scores.shape));
+  OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
   const int64_t n = boxes.shape[0];
   // The kept count is only known after the run: compute into scratch, then copy out.
   const size_t kernel_bytes = cpu::SoftNmsScratchBytes(n);
