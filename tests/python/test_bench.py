@@ -94,3 +94,25 @@ def test_gpu_runs_time_the_same_opbridge_model_on_the_cpu(monkeypatch):
     for ours, theirs in zip(case.opbridge(), cpu()):
         np.testing.assert_array_equal(ours, theirs)
     assert harness.cpu_engine(case.reference) is None  # not an ORT engine: no CPU column
+
+
+def test_the_dense_rotated_nms_competitor_keeps_the_eager_ops_rows(monkeypatch):
+    """nms_rotated's PyTorch column on the GPU (a dense rotated-IoU matrix and a greedy loop of tensor
+    operations) is a like-for-like competitor: the rows of opbridge.ops.multiclass_nms_rotated, here
+    on the smoke inputs and on boxes with tied scores, a zero-width box and a class without candidates."""
+    import numpy as np
+    import torch
+
+    from opbridge.bench.nms import class_scores
+    from opbridge.bench.nms_rotated import dense_nms_rotated, rotated_boxes
+    from opbridge.ops import multiclass_nms_rotated
+
+    boxes, scores = torch.from_numpy(rotated_boxes(300)[None]), torch.from_numpy(class_scores(3, 300, 32)[None])
+    expected = multiclass_nms_rotated(boxes, scores, 0.1, 0.05)
+    assert len(expected) > 50
+    assert torch.equal(dense_nms_rotated(boxes, scores), expected)
+    boxes[0, 5, 2] = 0.0
+    scores[0, :, :40] = 0.5
+    scores[0, 2] = 0.0
+    assert torch.equal(dense_nms_rotated(boxes, scores), multiclass_nms_rotated(boxes, scores, 0.1, 0.05))
+    assert np.array_equal(dense_nms_rotated(boxes, scores)[:, 1].unique().numpy(), [0, 1])

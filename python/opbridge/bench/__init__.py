@@ -31,15 +31,17 @@ Workload modules import torch only inside the engines that need it, so that the 
 from __future__ import annotations
 
 from opbridge.bench import (bicubic_interpolate, corner_pool, cummax, deform_conv, gather_topk, grid_priors,
-                            grid_sample, group_norm, instance_norm, inverse, models, multi_scale_deformable_attention,
-                            multi_scale_roi_align, nms, nms_match, nms_rotated, roi_align, roi_align_rotated,
-                            scaled_dot_product_attention, soft_nms, trt_batched_nms)
+                            grid_sample, group_norm, instance_norm, inverse, models, multi_level_rotated_roi_align,
+                            multi_scale_deformable_attention, multi_scale_roi_align, nms, nms_match, nms_rotated,
+                            roi_align, roi_align_rotated, rotated_feature_align, scaled_dot_product_attention, soft_nms,
+                            trt_batched_nms)
 from opbridge.bench.harness import Case, run
 
 # Every workload, by id, in report order.
 OP_WORKLOADS = {**roi_align.WORKLOADS, **grid_sample.WORKLOADS, **soft_nms.WORKLOADS, **deform_conv.WORKLOADS,
                 **nms.WORKLOADS, **nms_rotated.WORKLOADS, **nms_match.WORKLOADS, **trt_batched_nms.WORKLOADS,
-                **roi_align_rotated.WORKLOADS, **multi_scale_roi_align.WORKLOADS, **cummax.WORKLOADS,
+                **roi_align_rotated.WORKLOADS, **multi_level_rotated_roi_align.WORKLOADS,
+                **rotated_feature_align.WORKLOADS, **multi_scale_roi_align.WORKLOADS, **cummax.WORKLOADS,
                 **corner_pool.WORKLOADS, **instance_norm.WORKLOADS, **group_norm.WORKLOADS, **inverse.WORKLOADS,
                 **multi_scale_deformable_attention.WORKLOADS, **gather_topk.WORKLOADS, **grid_priors.WORKLOADS,
                 **bicubic_interpolate.WORKLOADS, **scaled_dot_product_attention.WORKLOADS}

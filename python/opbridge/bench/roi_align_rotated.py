@@ -38,17 +38,16 @@ def _eager(feature, rois):
     return roi_align_rotated(as_tensor(feature), as_tensor(rois), 7, SPATIAL_SCALE, 2, True, False)
 
 
-def _affine_grid_sample(feature, rois):
-    """Rotated RoIAlign as a PyTorch user writes it: the rotated grid of each RoI by F.affine_grid
-    (output 7 x 7 bins of 2 x 2 samples, aligned: centres shifted by -0.5 px), one F.grid_sample of
-    all the grids, a 2 x 2 average pool."""
+def affine_grid_sample(x, r, spatial_scale: float = SPATIAL_SCALE):
+    """Rotated RoIAlign as a PyTorch user writes it, on tensors x [1, C, H, W] and rois r [R, 6]: the
+    rotated grid of each RoI by F.affine_grid (output 7 x 7 bins of 2 x 2 samples, aligned: centres
+    shifted by -0.5 px), one F.grid_sample of all the grids, a 2 x 2 average pool."""
     import torch
     import torch.nn.functional as F
 
-    x, r = as_tensor(feature), as_tensor(rois)
     _, channels, height, width = x.shape
-    cx, cy = r[:, 1] * SPATIAL_SCALE - 0.5, r[:, 2] * SPATIAL_SCALE - 0.5
-    w, h, theta = r[:, 3] * SPATIAL_SCALE, r[:, 4] * SPATIAL_SCALE, r[:, 5]
+    cx, cy = r[:, 1] * spatial_scale - 0.5, r[:, 2] * spatial_scale - 0.5
+    w, h, theta = r[:, 3] * spatial_scale, r[:, 4] * spatial_scale, r[:, 5]
     cos, sin = torch.cos(theta), torch.sin(theta)
     # Normalized output (u, v) -> box frame (u w / 2, v h / 2) -> rotated about the centre (mmcv's
     # y = yy cos - xx sin + cy, x = yy sin + xx cos + cx) -> grid_sample's normalized coordinates.
@@ -74,7 +73,7 @@ def roi_align_rotated(threads: int) -> list[Case]:
     return [Case(
         name="roi_align_rotated (mmdeploy: 252-286 ms)",
         opbridge=ort_engine(model, {"input": feature, "rois": rois}, threads),
-        torch=torch_engine(_affine_grid_sample, feature, rois),
+        torch=torch_engine(affine_grid_sample, feature, rois),
         reference=torch_engine(_eager, feature, rois),
         torch_note="torch: affine_grid + grid_sample (no PyTorch op; timed, not compared)",
     )]
