@@ -305,10 +305,11 @@ step() {
 # which it would warn about.) Left out there: the suites of kernels that are compiled once for
 # x86-64-v2 and call nothing whose result depends on the CPU (no per-level code, no libm), NMSMatch
 # and the greedy suppression engine (their random sweeps took 88 of the 189 s of the Haswell run:
-# QEMU runs AVX2 code slowly), and the NMS kernels' device code run on the host (45 s there); they
-# would compute the same instructions as natively.
+# QEMU runs AVX2 code slowly), and the NMS and soft-NMS kernels' device code run on the host (45 s
+# there); they would compute the same instructions as natively.
 QEMU_HASWELL="Haswell,-pcid,-x2apic,-tsc-deadline,-hle,-invpcid,-rtm"
 EMULATED_GTEST_FILTER="-NmsMatch.*:GreedySuppress.*:NmsDeviceCode.*:MulticlassNmsDeviceCode.*:TrtBatchedNmsDeviceCode.*"
+EMULATED_GTEST_FILTER+=":SoftNmsDeviceCode.*"
 test_cpp_emulated() {
   local level="$1" cpu="$2"
   OPBRIDGE_EXPECT_CPU_LEVEL="$level" qemu-x86_64 -cpu "$cpu" "$BUILD/opbridge_cpp_tests" --gtest_brief=1 \

@@ -150,6 +150,7 @@ Result RunSoftNmsDeviceCode(const SoftNmsParams& p, const std::vector<float>& bo
     const float bx1 = x1[best], by1 = y1[best], bx2 = x2[best], by2 = y2[best], barea = area[best];
     r.dets.insert(r.dets.end(), {bx1, by1, bx2, by2, score[best]});
     r.inds.push_back(index[best]);
+    std::fill(holes.begin(), holes.end(), -1);  // a wrong rank reads no earlier step's hole
     std::vector<int32_t> first(threads), last(threads), drops(threads, 0);
     float moved_score = 0.0f;
     for (int32_t t = 0; t < threads; ++t) {
@@ -192,7 +193,11 @@ Result RunSoftNmsDeviceCode(const SoftNmsParams& p, const std::vector<float>& bo
           ++before[t];
           continue;
         }
-        const int32_t to = holes[shared::SoftNmsMoverRank(k, end, all_drops, before[t])];
+        const int32_t to = holes.at(shared::SoftNmsMoverRank(k, end, all_drops, before[t]));
+        if (to < i + 1) {
+          ADD_FAILURE() << "the survivor at " << k << " moved to no hole";
+          return r;
+        }
         copy_box(to, k, s);
         key = std::max(key, shared::SoftNmsPickKey(s, to, i + 1));
       }
@@ -273,6 +278,35 @@ TEST(SoftNmsDeviceCode, KeepsTheCpuKernelsBoxesScoresAndOrder) {
     }
   }
   EXPECT_EQ(compared, 3 * 2 * 3 * static_cast<int64_t>(inputs.size()) * 4);
+}
+
+// At the bench's size (5,000 boxes around 500 centres: runs of up to 11 positions a thread, ~1,500
+// picks and ~3,500 drops), with the kernel's 512 threads.
+TEST(SoftNmsDeviceCode, KeepsTheCpuKernelsResultsAtTheBenchSize) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  const int32_t count = 5000;
+  std::vector<float> boxes(4 * count), scores(count);
+  for (int32_t k = 0; k < count; ++k) {
+    const int32_t c = k % 500;
+    const float cx = 1216.0f * static_cast<float>((c * 37) % 500) / 500.0f + 10.0f * unit(rng);
+    const float cy = 800.0f * static_cast<float>((c * 91) % 500) / 500.0f + 10.0f * unit(rng);
+    const float w = 32.0f + 224.0f * unit(rng), h = 32.0f + 224.0f * unit(rng);
+    boxes[4 * k] = cx - w / 2;
+    boxes[4 * k + 1] = cy - h / 2;
+    boxes[4 * k + 2] = cx + w / 2;
+    boxes[4 * k + 3] = cy + h / 2;
+    scores[k] = unit(rng);
+  }
+  for (int method : {1, 2}) {
+    const SoftNmsParams p = Params(method);
+    const Result cpu = RunSoftNms(p, boxes, scores);
+    const Result device = RunSoftNmsDeviceCode(p, boxes, scores, 512);
+    EXPECT_GT(cpu.inds.size(), 500u);
+    EXPECT_LT(cpu.inds.size(), 4500u);  // many drops
+    ASSERT_EQ(device.inds, cpu.inds) << "method " << method;
+    EXPECT_EQ(0, std::memcmp(device.dets.data(), cpu.dets.data(), cpu.dets.size() * sizeof(float)));
+  }
 }
 
 }  // namespace

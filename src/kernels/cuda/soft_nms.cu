@@ -1,7 +1,8 @@
 // Soft-NMS CUDA kernel. Each pick depends on every earlier decay, so the picks are a sequence: the
 // whole loop runs in one thread block (no launch per pick), and each step spreads over its threads:
 //   1. every thread reads the picked box (the previous step's maximum) and decays its own contiguous
-//      run of the remaining positions, counting the boxes that fall below min_score;
+//      run of the remaining positions (of odd length: no shared-memory bank conflicts), counting the
+//      boxes that fall below min_score;
 //   2. a block scan of the counts (warp shuffles, one barrier) gives every thread the drops ahead of
 //      each of its positions; mmcv's drop-and-move pass then has a closed form
 //      (shared::SoftNmsMoverRank): the survivors in the first end - drops positions stay, each hole
@@ -48,9 +49,10 @@ struct State {
 __host__ __device__ inline int64_t PaddedCount(int64_t n) { return (n + 3) & ~int64_t{3}; }
 __host__ __device__ inline size_t StateBytes(int64_t n) { return static_cast<size_t>(8 * PaddedCount(n)) * 4; }
 
-__host__ __device__ inline State CarveState(void* memory, int64_t n) {
+template <class Memory>
+__host__ __device__ inline State CarveState(Memory* memory, int64_t n) {
   const int64_t stride = PaddedCount(n);
-  float* f = static_cast<float*>(memory);
+  float* f = reinterpret_cast<float*>(memory);
   State s;
   s.x1 = f;
   s.y1 = f + stride;
@@ -98,20 +100,24 @@ __device__ inline uint64_t BlockMax(uint64_t key, uint64_t* warp_keys, int lane,
   return WarpMax(lane < kWarps ? warp_keys[lane] : 0);
 }
 
-// state.x1 null: the state lives in dynamic shared memory (StateBytes(n) bytes).
+// kInShared: the state lives in dynamic shared memory (StateBytes(n) bytes) and `state` is unused; a
+// template parameter, so that the compiler sees shared-memory pointers and issues shared loads and
+// stores, not generic ones.
+template <bool kInShared>
 __global__ void __launch_bounds__(kSoftNmsThreads)
     SoftNmsKernel(SoftNmsParams p, const float* __restrict__ boxes, const float* __restrict__ scores, int32_t n,
                   State state, float* __restrict__ dets, int64_t* __restrict__ inds, int64_t* __restrict__ kept) {
   extern __shared__ float4 dynamic_shared[];
   __shared__ int32_t warp_drops[kWarps];
   __shared__ uint64_t warp_keys[kWarps];
-  const State s = state.x1 != nullptr ? state : CarveState(dynamic_shared, n);
+  const State s = kInShared ? CarveState(dynamic_shared, n) : state;
   const int32_t t = static_cast<int32_t>(threadIdx.x);
   const int lane = t & 31, warp = t >> 5;
   const float offset = static_cast<float>(p.offset);
 
   for (int32_t k = t; k < n; k += kSoftNmsThreads) {
-    const float x1 = boxes[4 * k], y1 = boxes[4 * k + 1], x2 = boxes[4 * k + 2], y2 = boxes[4 * k + 3];
+    const float* box = boxes + 4 * static_cast<int64_t>(k);
+    const float x1 = box[0], y1 = box[1], x2 = box[2], y2 = box[3];
     s.x1[k] = x1;
     s.y1[k] = y1;
     s.x2[k] = x2;
@@ -212,7 +218,7 @@ Status SoftNms(const SoftNmsParams& params, const float* boxes, const float* sco
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
                                      "the soft-NMS kernel's shared memory limit"));
   cudaFuncAttributes attributes;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncGetAttributes(&attributes, SoftNmsKernel), "the soft-NMS kernel"));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncGetAttributes(&attributes, SoftNmsKernel<true>), "the soft-NMS kernel"));
   const int64_t shared_limit = static_cast<int64_t>(optin) - static_cast<int64_t>(attributes.sharedSizeBytes);
   const size_t state_bytes = StateBytes(n);
   const bool in_shared = static_cast<int64_t>(state_bytes) <= shared_limit;
@@ -230,12 +236,16 @@ Status SoftNms(const SoftNmsParams& params, const float* boxes, const float* sco
   if (in_shared) {
     // Always the device's whole limit, never this call's size: the attribute is the kernel's on the
     // device, and concurrent calls must not lower it under each other.
-    OPBRIDGE_RETURN_IF_ERROR(CudaError(
-        cudaFuncSetAttribute(SoftNmsKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_limit)),
-        "the soft-NMS kernel's shared memory"));
+    OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncSetAttribute(SoftNmsKernel<true>,
+                                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                            static_cast<int>(shared_limit)),
+                                       "the soft-NMS kernel's shared memory"));
+    SoftNmsKernel<true><<<1, kSoftNmsThreads, state_bytes, stream>>>(params, boxes, scores, static_cast<int32_t>(n),
+                                                                     state, all_dets, all_inds, kept);
+  } else {
+    SoftNmsKernel<false><<<1, kSoftNmsThreads, 0, stream>>>(params, boxes, scores, static_cast<int32_t>(n), state,
+                                                             all_dets, all_inds, kept);
   }
-  SoftNmsKernel<<<1, kSoftNmsThreads, in_shared ? state_bytes : 0, stream>>>(
-      params, boxes, scores, static_cast<int32_t>(n), state, all_dets, all_inds, kept);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the soft-NMS kernel", stream));
   int64_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(CopyCountToHost(kept, &count, "copying the soft-NMS output count to the host", stream));
