@@ -117,6 +117,20 @@ setup_cuda_toolkit() {
   [ -e "$CUDA_HOME_DIR/lib64" ] || ln -s lib "$CUDA_HOME_DIR/lib64"
 }
 
+# Triton's model configuration schema for the tests of `opbridge triton`: the tritonclient package
+# carries model_config.proto compiled (tests/python/triton_config.py loads it from its file), without
+# its dependencies (only its network clients need them), into .cache like the ORT runtimes.
+TRITONCLIENT_VERSION="2.73.0"
+setup_tritonclient() {
+  local dir="$CACHE/tritonclient-$TRITONCLIENT_VERSION"
+  [ -f "$dir/.opbridge-installed" ] && return
+  log "installing tritonclient $TRITONCLIENT_VERSION (Triton's model_config.proto) into $dir"
+  rm -rf "$dir"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir" \
+    "tritonclient==$TRITONCLIENT_VERSION"
+  touch "$dir/.opbridge-installed"
+}
+
 setup() {
   setup_debian_packages
   setup_ort_headers
@@ -124,6 +138,7 @@ setup() {
   setup_cuda_toolkit
   setup_deploy_venv
   setup_ort_runtimes
+  setup_tritonclient
 }
 
 # build/: the library with its CUDA kernels, the C++ tests and the kernel benchmarks. The CUDA

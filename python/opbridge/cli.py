@@ -1,6 +1,6 @@
-"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,docs,generate,fuzz}.
+"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,triton,docs,generate,fuzz}.
 
-The deploy commands (ops, check, docs) and fuzz need only onnxruntime, onnx and numpy; demo, verify and
+The deploy commands (ops, check, triton, docs) and fuzz need only onnxruntime, onnx and numpy; demo, verify and
 bench need PyTorch, and say so (with how to install it) when it is missing.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
 from opbridge._optional import require_torch
 from opbridge.check import EXIT_CODES_HELP
@@ -97,6 +98,22 @@ def _cmd_fuzz(args) -> int:
                      workers=args.workers, clean_errors=args.clean_errors)
 
 
+def _cmd_triton(args) -> int:
+    from opbridge.triton import TritonError, write_entry
+
+    try:
+        entry = write_entry(args.model, args.repository, name=args.name, max_batch_size=args.max_batch_size,
+                            device=args.device, instances=args.instances, library=args.library, force=args.force)
+    except TritonError as error:
+        print(f"opbridge triton: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {entry.folder / 'config.pbtxt'} and {entry.folder / '1' / 'model.onnx'}")
+    for note in entry.notes:
+        print(f"note: {note}")
+    print(f"serve it with: tritonserver --model-repository {Path(args.repository).resolve()}")
+    return 0
+
+
 def _cmd_generate(args) -> int:
     from opbridge import codegen
 
@@ -154,6 +171,21 @@ def main(argv=None) -> int:
                    help="run every engine of every case once on reduced inputs, untimed, and check the results "
                         "(exit 1 when a check or an engine fails): proves the bench runs")
     p.set_defaults(fn=_cmd_bench)
+    p = sub.add_parser("triton", help="write a Triton Inference Server model repository entry for an ONNX file",
+                       description="Writes REPOSITORY/NAME/1/model.onnx and REPOSITORY/NAME/config.pbtxt for "
+                                   "Triton's ONNX Runtime backend, with opbridge's library in model_operations "
+                                   "(python -m opbridge.triton's docstring says what and why).")
+    p.add_argument("model", help="the .onnx file")
+    p.add_argument("--repository", required=True, help="the model repository folder (created if missing)")
+    p.add_argument("--name", default=None, help="the model's name in the repository (default: the file's stem)")
+    p.add_argument("--max-batch-size", type=int, default=None,
+                   help="Triton's max_batch_size (default: 8 where the model can be batched, else 0)")
+    p.add_argument("--device", choices=["cpu", "gpu"], default="cpu", help="the instance kind (default cpu)")
+    p.add_argument("--instances", type=int, default=1, help="model instances (default 1)")
+    p.add_argument("--library", default=None,
+                   help="the opbridge library's absolute path on the server (default: this installation's)")
+    p.add_argument("--force", action="store_true", help="replace an existing, non-empty model folder")
+    p.set_defaults(fn=_cmd_triton)
     p = sub.add_parser("generate", help="rewrite every file generated from the manifest (ops.toml): the C++ "
                        "schemas and attribute readers, the registration table, the CMake op lists, the op pages")
     p.set_defaults(fn=_cmd_generate)

@@ -59,6 +59,7 @@ class VerifyReport:
     sizes: list[SizeReport] = dataclasses.field(default_factory=list)
     device: str = "cpu"
     placement: object = None  # device "cuda": opbridge.placement.CudaPlacement of the session
+    model: object = None  # the exported onnx.ModelProto that was verified (save it with onnx.save)
 
     @property
     def ok(self) -> bool:
@@ -196,7 +197,7 @@ def verify(
         outputs += [_compare(prefix + path, e.detach().cpu().numpy(), a, comparison)
                     for (path, e), a in zip(expected, actual)]
     feeds = feeds_per_example[0]
-    report = VerifyReport(exporter, custom_nodes(proto), outputs, device=device)
+    report = VerifyReport(exporter, custom_nodes(proto), outputs, device=device, model=proto)
     if device == "cuda":
         report.placement = placement
     report.sizes = _check_other_sizes(eager_model, args, session, axes, comparison)

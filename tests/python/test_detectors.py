@@ -22,12 +22,16 @@ import dataclasses
 import math
 
 import numpy as np
+import onnx
 import pytest
 import torch
 from torchvision.models import detection
 
 import opbridge
+import triton_config
 from graphs import EXPORTERS
+from opbridge.check import check
+from opbridge.triton import write_entry
 
 # The longest tests of the suite (10-120 s each): run first, so that pytest-xdist's workers finish
 # together (tests/python/conftest.py).
@@ -179,12 +183,13 @@ EXPECTED_NODES = {
 
 @pytest.mark.parametrize("exporter", EXPORTERS)
 @pytest.mark.parametrize("name", list(FAMILIES))
-def test_detector_exports_runs_and_verifies(name, exporter):
+def test_detector_exports_runs_and_verifies(name, exporter, tmp_path):
     """One model per family. Faster R-CNN is exported with the image's height and width dynamic
     and runs at other sizes too (torchvision resizes every image to its min_size first); the other
     families are exported at their example's size. (One export per family and exporter: the
     dynamic Faster R-CNN export alone takes 100 s with the dynamo exporter, which falls back to
-    strict tracing for it.)"""
+    strict tracing for it.) The verified file then gets its Triton model repository entry
+    (`opbridge triton`), parsed with Triton's own schema."""
     family = FAMILIES[name]
     model = build(family)
     assert detections_well_separated(model, family.threshold, image(family.detect)) >= 2
@@ -206,3 +211,9 @@ def test_detector_exports_runs_and_verifies(name, exporter):
         assert detected["[0]['keypoints']"] == (detected["[0]['boxes']"][0], 17, 3)
     if family.other_sizes:
         assert {s.axis for s in report.sizes} == {"height", "width"}
+    path = tmp_path / f"{name}.onnx"
+    onnx.save(report.model, str(path))
+    entry = write_entry(path, tmp_path / "repository")
+    triton_config.check_entry(entry, check(path).values)
+    # One image in, a data-dependent number of detections out: nothing Triton can batch.
+    assert entry.max_batch_size == 0 and "no batching" in entry.notes[0]
