@@ -86,22 +86,34 @@ setup_venv() {
   echo "$ROOT/python" > "$site/opbridge-dev.pth"
 }
 
+# setup_side_venv DIR WHAT PACKAGES...: a virtual environment at DIR with PACKAGES installed at
+# requirements.lock's pins where it has them. A stamp file skips the install until the list or the
+# lock changes.
+setup_side_venv() {
+  local dir="$1" what="$2"
+  shift 2
+  local stamp="$dir/.opbridge-requirements"
+  local want
+  want="$( (echo "$*"; cat "$ROOT/requirements.lock") | sha256sum | cut -d' ' -f1)"
+  [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return
+  log "creating $what $dir"
+  rm -rf "$dir"
+  python3 -m venv "$dir"
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check "$@" -c "$ROOT/requirements.lock"
+  echo "$want" > "$stamp"
+}
+
 # The deployer's environment: onnxruntime, onnx and numpy at .venv's pins, plus pytest, and no
 # torch. tests/python/test_deploy_without_torch.py runs the package in it to prove that deploying
-# needs nothing else. A stamp file skips the install until requirements.lock changes.
+# needs nothing else.
 DEPLOY_VENV="$CACHE/venv-deploy"
-DEPLOY_PACKAGES=(onnxruntime onnx numpy pytest)
-setup_deploy_venv() {
-  local stamp="$DEPLOY_VENV/.opbridge-requirements"
-  local want
-  want="$( (echo "${DEPLOY_PACKAGES[*]}"; cat "$ROOT/requirements.lock") | sha256sum | cut -d' ' -f1)"
-  [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return
-  log "creating the torch-free deploy environment $DEPLOY_VENV"
-  rm -rf "$DEPLOY_VENV"
-  python3 -m venv "$DEPLOY_VENV"
-  "$DEPLOY_VENV/bin/python" -m pip install -q --disable-pip-version-check \
-    "${DEPLOY_PACKAGES[@]}" -c "$ROOT/requirements.lock"
-  echo "$want" > "$stamp"
+setup_deploy_venv() { setup_side_venv "$DEPLOY_VENV" "the torch-free deploy environment" onnxruntime onnx numpy pytest; }
+
+# The serving environment: the serve extra (ray[serve]) with onnxruntime, onnx and numpy, pytest,
+# and no torch: tests/serve runs there (test_serve).
+SERVE_VENV="$CACHE/venv-serve"
+setup_serve_venv() {
+  setup_side_venv "$SERVE_VENV" "the serving environment (ray[serve])" "ray[serve]==2.60.0" onnxruntime onnx numpy pytest
 }
 
 # The CUDA compiler comes with .venv (requirements.txt: cuda-toolkit[nvcc,...], the wheels of the
@@ -139,6 +151,7 @@ setup() {
   setup_deploy_venv
   setup_ort_runtimes
   setup_tritonclient
+  setup_serve_venv
 }
 
 # build/: the library with its CUDA kernels, the C++ tests and the kernel benchmarks. The CUDA
@@ -331,8 +344,23 @@ test_cpp_emulated() {
     --gtest_filter="$EMULATED_GTEST_FILTER"
 }
 
-# The steps beside the main pytest run, one after another: the emulated CPUs, then the sanitizers.
-# Every step runs even after one fails, so one run shows every failure.
+# Ray Serve (tests/serve): .venv exports the demo detector and its requests, the serving
+# environment (no torch) serves them from two replicas on a local Ray instance, then
+# examples/serve_ray.py prints the deployment's throughput beside one in-process session's.
+test_serve() {
+  local dir status=0
+  dir="$(mktemp -d)"
+  "$VENV/bin/python" "$ROOT/tests/serve/make_model.py" "$dir" || { rm -rf "$dir"; return 1; }
+  PYTHONPATH="$ROOT/python" OPBRIDGE_SERVE_MODEL="$dir" "$SERVE_VENV/bin/python" -m pytest "$ROOT/tests/serve" -q \
+    -p no:cacheprovider -s -W ignore::DeprecationWarning || status=1
+  PYTHONPATH="$ROOT/python" "$SERVE_VENV/bin/python" "$ROOT/examples/serve_ray.py" "$dir" 2>/dev/null || status=1
+  rm -rf "$dir"
+  return "$status"
+}
+
+# The steps beside the main pytest run, one after another: the emulated CPUs, the sanitizers, then
+# Ray Serve (while the main lane's last steps run). Every step runs even after one fails, so one run
+# shows every failure.
 sanitizer_lane() {
   local status=0
   if [ "$(uname -m)" = x86_64 ]; then
@@ -344,6 +372,7 @@ sanitizer_lane() {
   else
     status=1
   fi
+  step "Ray Serve: two replicas of a detector (tests/serve)" test_serve || status=1
   return "$status"
 }
 

@@ -1,0 +1,140 @@
+"""Ray Serve: an opbridge model served by replicas spread over a Ray cluster.
+
+    pip install "opbridge[serve]"            # ray[serve]
+
+    from opbridge.serve import deploy, infer
+
+    handle = deploy("/models/frcnn.onnx", name="frcnn", replicas=2, cpus=2)   # serve.run of OpbridgeModel
+    outputs = infer(handle, {"images": image})     # {output name: numpy array}
+
+(`OpbridgeModel` is the deployment class itself, for `.options(...).bind(...)` in applications of
+your own.)
+
+Each replica holds one ONNX Runtime session with the opbridge library, created when the replica
+starts (a library or model that cannot load fails the deployment then, naming the path, not the
+first request). Its threads are the replica's CPU share (`ray_actor_options={"num_cpus": k}`: k
+intra-op threads); with `device="cuda"` and `ray_actor_options={"num_gpus": 1}` the session runs on
+the GPU Ray gave the replica (Ray sets CUDA_VISIBLE_DEVICES: it is device 0 there), with
+onnxruntime-gpu and a CUDA build of the library. Requests are dicts of numpy arrays, as
+`InferenceSession.run` takes them; a request ORT refuses (a wrong shape or dtype) gets ORT's error,
+opbridge's messages included, and the replica keeps serving.
+
+A replica that dies (its node lost, the process killed) fails the requests it was running; Ray
+Serve sends later requests to the other replicas and starts a replacement. `infer` retries a request
+that failed that way (inference has no side effects, so a retry is safe); an error the model raised
+is not retried.
+
+The model and library paths are read on the replicas' nodes: use paths every node has (a shared
+file system, or the same installation everywhere). This module imports ray: it needs the serve extra.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import ray
+from ray import serve
+
+# What a request fails with when its replica died under it: these are retried.
+REPLICA_LOST = tuple(getattr(ray.exceptions, name) for name in
+                     ("ActorDiedError", "ActorUnavailableError", "RayActorError", "WorkerCrashedError")
+                     if hasattr(ray.exceptions, name))
+
+
+@serve.deployment
+class OpbridgeModel:
+    """One ORT session of `model` per replica. `library`: the opbridge library's path on the replica's
+    node (default: the installed package's); `device`: "cpu" or "cuda"."""
+
+    def __init__(self, model: str, library: str | None = None, device: str = "cpu"):
+        import onnxruntime as ort
+
+        from opbridge._library import library_path
+
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"opbridge.serve: device must be 'cpu' or 'cuda', got {device!r}")
+        library = library if library is not None else library_path()
+        if not Path(library).is_file():
+            raise FileNotFoundError(f"opbridge.serve: the opbridge library {library} does not exist on this node")
+        if not Path(model).is_file():
+            raise FileNotFoundError(f"opbridge.serve: the model {model} does not exist on this node")
+        options = ort.SessionOptions()
+        try:
+            options.register_custom_ops_library(library)
+        except Exception as error:  # ORT's own exception types
+            raise RuntimeError(f"opbridge.serve: ONNX Runtime cannot load the opbridge library {library}: "
+                               f"{error}") from error
+        options.intra_op_num_threads = replica_threads()
+        options.inter_op_num_threads = 1
+        providers = ["CPUExecutionProvider"]
+        if device == "cuda":
+            providers = [("CUDAExecutionProvider", {"device_id": 0}), "CPUExecutionProvider"]
+        self.session = ort.InferenceSession(model, options, providers=providers)
+        self.output_names = [o.name for o in self.session.get_outputs()]
+
+    def __call__(self, inputs: dict) -> dict:
+        outputs = self.session.run(None, {name: np.asarray(value) for name, value in inputs.items()})
+        return dict(zip(self.output_names, outputs))
+
+    def threads(self) -> int:
+        """The session's intra-op threads (the replica's CPU share)."""
+        return self.session.get_session_options().intra_op_num_threads
+
+
+def replica_threads() -> int:
+    """The intra-op threads for this replica: its share of CPUs from Ray (at least 1)."""
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1.0)
+    return max(1, int(cpus))
+
+
+def deploy(model, *, name: str = "opbridge", replicas: int = 1, cpus: float = 1, gpus: float = 0,
+           library: str | None = None, device: str | None = None, **options):
+    """Runs an application of OpbridgeModel on the connected Ray cluster: `replicas` replicas of
+    `cpus` CPUs (their session's threads) and `gpus` GPUs each (device "cuda" when gpus > 0), and
+    returns its handle. When the replicas fail to start, the RuntimeError says why in the replicas'
+    own words (the library or model path that failed), which serve.run alone leaves in
+    serve.status()."""
+    device = device or ("cuda" if gpus else "cpu")
+    deployment = OpbridgeModel.options(num_replicas=replicas, ray_actor_options={"num_cpus": cpus, "num_gpus": gpus},
+                                       **options)
+    try:
+        return serve.run(deployment.bind(str(model), library, device), name=name, route_prefix=None)
+    except RuntimeError as error:
+        raise RuntimeError(f"{error} {_replica_error(name)}".rstrip()) from error
+
+
+def _replica_error(app: str) -> str:
+    """The last line of the error that stopped the app's replicas (serve.status()), or ""."""
+    try:
+        deployments = serve.status().applications[app].deployments.values()
+    except Exception:  # noqa: BLE001 - the status is a courtesy; the original error stands
+        return ""
+    lines = [line for d in deployments for line in (d.message or "").splitlines() if line.strip()]
+    return f"The replicas said: {lines[-1].strip()}" if lines else ""
+
+
+def infer(handle, inputs: dict, retries: int = 3, method: str | None = None) -> dict:
+    """Sends `inputs` through a deployment handle and waits for the outputs, sending the request
+    again (at most `retries` times) when the replica running it died; other errors propagate (a
+    request the model refuses raises ORT's error, wrapped by Ray)."""
+    target = getattr(handle, method) if method else handle
+    for attempt in range(retries + 1):
+        try:
+            return target.remote(inputs).result()
+        except REPLICA_LOST:
+            if attempt == retries:
+                raise
+            time.sleep(0.1 * (attempt + 1))  # let Serve drop the dead replica from its routing
+    raise AssertionError("unreachable")
+
+
+def throughput(handle, requests: list[dict], clients: int = 4) -> float:
+    """Requests per second through `handle` from `clients` threads, each waiting for its replies."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(lambda r: infer(handle, r), requests))
+    return len(requests) / (time.perf_counter() - start)

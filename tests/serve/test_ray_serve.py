@@ -1,0 +1,151 @@
+"""Ray Serve (opbridge.serve): two replicas of an exported detector on a local Ray instance.
+
+./run.sh test runs these in .cache/venv-serve (ray[serve], onnxruntime, onnx, numpy, pytest: the
+serve extra, no PyTorch) on what tests/serve/make_model.py wrote into $OPBRIDGE_SERVE_MODEL: the
+demo detector (deformable convolution, grid sampler, soft-NMS, RoIAlign) and eight requests.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import ray
+from ray import serve
+
+import opbridge
+from opbridge.serve import deploy, infer
+
+REQUESTS = 240
+CLIENTS = 6
+KILL_AFTER = 80  # answers before one replica is killed
+
+
+@pytest.fixture(scope="module")
+def model_dir() -> Path:
+    folder = os.environ.get("OPBRIDGE_SERVE_MODEL")
+    assert folder, "OPBRIDGE_SERVE_MODEL is not set: ./run.sh test writes the model (tests/serve/make_model.py)"
+    return Path(folder)
+
+
+@pytest.fixture(scope="module")
+def requests(model_dir) -> list[dict]:
+    arrays = np.load(model_dir / "requests.npz")
+    return [{"image": arrays[f"image_{k}"], "proposals": arrays[f"proposals_{k}"],
+             "proposal_scores": arrays[f"scores_{k}"]} for k in range(8)]
+
+
+@pytest.fixture(scope="module")
+def expected(model_dir, requests) -> list[dict]:
+    """Each request's outputs from a local session with one thread, as each replica has."""
+    session = opbridge.create_session(str(model_dir / "detector.onnx"), intra_op_threads=1)
+    names = [o.name for o in session.get_outputs()]
+    return [dict(zip(names, session.run(None, r))) for r in requests]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield
+    serve.shutdown()
+    ray.shutdown()
+
+
+def _replicas(app: str) -> list[str]:
+    return sorted(a["name"] for a in ray.util.list_named_actors(all_namespaces=True)
+                  if a["name"].startswith(f"SERVE_REPLICA::{app}#"))
+
+
+def _deploy(model_dir, app: str, replicas: int = 2, cpus: float = 1, **kwargs):
+    return deploy(model_dir / "detector.onnx", name=app, replicas=replicas, cpus=cpus, **kwargs)
+
+
+def test_two_replicas_answer_every_request_as_a_local_session_even_when_one_dies(cluster, model_dir, requests,
+                                                                                 expected):
+    handle = _deploy(model_dir, "detector")
+    assert len(_replicas("detector")) == 2
+    results, lock, retried = {}, threading.Lock(), []
+    killed = threading.Event()
+
+    def send(request_id: int) -> None:
+        attempts = []
+
+        def counted(inputs):
+            attempts.append(1)
+            return handle.remote(inputs)
+
+        class Counting:  # infer() with the attempts counted
+            remote = staticmethod(counted)
+
+        outputs = infer(Counting, requests[request_id % 8])
+        with lock:
+            assert request_id not in results, f"request {request_id} answered twice"
+            results[request_id] = outputs
+            if len(attempts) > 1:
+                retried.append(request_id)
+            if len(results) == KILL_AFTER and not killed.is_set():
+                killed.set()
+                victim = _replicas("detector")[0]
+                ray.kill(ray.get_actor(victim, namespace="serve"), no_restart=True)
+                killed.victim = victim
+
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        list(pool.map(send, range(REQUESTS)))
+    assert killed.is_set()
+    assert sorted(results) == list(range(REQUESTS)), "requests lost"
+    for request_id, outputs in results.items():
+        want = expected[request_id % 8]
+        assert outputs.keys() == want.keys()
+        for name in want:
+            np.testing.assert_array_equal(outputs[name], want[name], err_msg=f"request {request_id}, {name}")
+    # Serve replaces the killed replica.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (killed.victim in _replicas("detector") or len(_replicas("detector")) < 2):
+        time.sleep(0.5)
+    assert killed.victim not in _replicas("detector") and len(_replicas("detector")) == 2
+    print(f"\n{REQUESTS} requests from {CLIENTS} clients, one replica killed after {KILL_AFTER} answers: "
+          f"{len(retried)} requests retried by the client (opbridge.serve.infer), none lost or answered twice")
+
+
+def test_a_bad_request_gets_ort_s_error_and_the_replica_keeps_serving(cluster, model_dir, requests, expected):
+    handle = _deploy(model_dir, "detector")
+    wrong_dtype = {**requests[0], "image": requests[0]["image"].astype(np.float64)}
+    with pytest.raises(ray.exceptions.RayTaskError, match=r"Unexpected input data type. Actual: \(tensor\(double\)\)"):
+        infer(handle, wrong_dtype)
+    wrong_shape = {**requests[0], "proposals": np.zeros((7, 5), np.float32)}
+    with pytest.raises(ray.exceptions.RayTaskError, match=r"Got invalid dimensions for input: proposals"):
+        infer(handle, wrong_shape)
+    for k in (0, 1):  # both replicas still answer
+        outputs = infer(handle, requests[k])
+        for name, value in expected[k].items():
+            np.testing.assert_array_equal(outputs[name], value)
+
+
+def test_a_replica_that_cannot_load_the_library_fails_at_start_naming_the_path(cluster, model_dir):
+    missing = "/nonexistent/opbridge/libopbridge_ort.so"
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match=f"the opbridge library {missing} does not exist on this node"):
+        _deploy(model_dir, "broken", replicas=1, cpus=0, library=missing)
+    not_a_library = model_dir / "requests.npz"
+    with pytest.raises(RuntimeError, match=f"ONNX Runtime cannot load the opbridge library {not_a_library}"):
+        _deploy(model_dir, "broken", replicas=1, cpus=0, library=str(not_a_library))
+    with pytest.raises(RuntimeError, match="the model /nonexistent/detector.onnx does not exist on this node"):
+        deploy("/nonexistent/detector.onnx", name="broken", replicas=1, cpus=0)
+    assert time.monotonic() - started < 120  # at start, not at the first request
+    serve.delete("broken")
+
+
+def test_a_replica_s_threads_are_its_cpu_share(cluster, model_dir, requests, expected):
+    serve.delete("detector")
+    handle = _deploy(model_dir, "wide", replicas=1, cpus=2)
+    assert handle.threads.remote().result() == 2
+    outputs = infer(handle, requests[3])
+    for name, value in expected[3].items():  # 2 threads: the kernels' results do not depend on the count
+        np.testing.assert_array_equal(outputs[name], value)
+    serve.delete("wide")
