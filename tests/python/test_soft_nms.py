@@ -149,6 +149,27 @@ def test_dense_workload_shape_matches_reference():
         assert_same(dets, inds, *ref)
 
 
+@pytest.mark.parametrize("count", [7000, 8000])
+def test_thousands_of_boxes_keep_soft_nms_s_invariants(count):
+    """Around the CUDA kernel's switch from shared memory (about 7,250 boxes on an H100) to device
+    memory for its state: on the GPU (./run.sh test-gpu) run() checks the CUDA twin against the CPU
+    kernel here, bit for bit. On the CPU (where the references take minutes at this size) the
+    invariants of mmcv's loop: each box kept once with its own coordinates, scores only decayed and
+    never rising along the picks (each pick is the largest remaining score, and scores only
+    decay), and none below min_score after the first pick (lower ones were dropped before)."""
+    rng = np.random.default_rng(count)
+    boxes, scores = clustered_boxes(rng, count, count // 10, size=60)
+    for method in (1, 2):
+        dets, inds = run(nms_model(method=method), {"boxes": boxes, "scores": scores})
+        assert 0.05 * count < len(inds) < 0.95 * count  # many kept, many dropped
+        assert len(np.unique(inds)) == len(inds)
+        np.testing.assert_array_equal(dets[:, :4], boxes[inds])
+        assert np.all(dets[:, 4] <= scores[inds])
+        assert np.all(np.diff(dets[:, 4]) <= 0)
+        assert np.all(dets[1:, 4] >= np.float32(1e-3))
+        assert np.any(dets[:, 4] < scores[inds])  # something was decayed
+
+
 @pytest.mark.parametrize("attrs,message", [
     (dict(method=2, sigma=0.0), "sigma must be > 0 for method 2 (gaussian), got 0"),
     (dict(iou_threshold=float("nan")), "iou_threshold must not be NaN"),
