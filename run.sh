@@ -353,7 +353,8 @@ test_serve() {
   "$VENV/bin/python" "$ROOT/tests/serve/make_model.py" "$dir" || { rm -rf "$dir"; return 1; }
   PYTHONPATH="$ROOT/python" OPBRIDGE_SERVE_MODEL="$dir" "$SERVE_VENV/bin/python" -m pytest "$ROOT/tests/serve" -q \
     -p no:cacheprovider -s -W ignore::DeprecationWarning || status=1
-  PYTHONPATH="$ROOT/python" "$SERVE_VENV/bin/python" "$ROOT/examples/serve_ray.py" "$dir" 2>/dev/null || status=1
+  PYTHONPATH="$ROOT/python" "$SERVE_VENV/bin/python" -W ignore::DeprecationWarning "$ROOT/examples/serve_ray.py" \
+    "$dir" || status=1
   rm -rf "$dir"
   return "$status"
 }

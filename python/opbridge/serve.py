@@ -5,23 +5,28 @@
     from opbridge.serve import deploy, infer
 
     handle = deploy("/models/frcnn.onnx", name="frcnn", replicas=2, cpus=2)   # serve.run of OpbridgeModel
-    outputs = infer(handle, {"images": image})     # {output name: numpy array}
+    outputs = infer(handle, {"images_0": image})   # {output name: numpy array}
 
 (`OpbridgeModel` is the deployment class itself, for `.options(...).bind(...)` in applications of
 your own.)
 
 Each replica holds one ONNX Runtime session with the opbridge library, created when the replica
 starts (a library or model that cannot load fails the deployment then, naming the path, not the
-first request). Its threads are the replica's CPU share (`ray_actor_options={"num_cpus": k}`: k
-intra-op threads); with `device="cuda"` and `ray_actor_options={"num_gpus": 1}` the session runs on
-the GPU Ray gave the replica (Ray sets CUDA_VISIBLE_DEVICES: it is device 0 there), with
-onnxruntime-gpu and a CUDA build of the library. Requests are dicts of numpy arrays, as
-`InferenceSession.run` takes them; a request ORT refuses (a wrong shape or dtype) gets ORT's error,
-opbridge's messages included, and the replica keeps serving.
+first request). It computes one request at a time (a lock around the session; Serve hands it at most
+two, max_ongoing_requests 2, so that the next one's arguments arrive while the current one runs;
+more wait in the callers' handles for whichever replica frees first), with the replica's CPU share
+as threads
+(`ray_actor_options={"num_cpus": k}`: k intra-op threads); with `device="cuda"` and
+`ray_actor_options={"num_gpus": 1}` the session runs on the GPU Ray gave the replica (onnxruntime-gpu
+and a CUDA build of the library; a replica whose ORT has no CUDA provider fails at start rather than
+running on the CPU). Requests are dicts of numpy arrays, as `InferenceSession.run` takes them; a
+request ORT refuses (a wrong shape or dtype) gets ORT's error, opbridge's messages included, and the
+replica keeps serving.
 
 A replica that dies (its node lost, the process killed) fails the requests it was running; Ray
-Serve sends later requests to the other replicas and starts a replacement. `infer` retries a request
-that failed that way (inference has no side effects, so a retry is safe); an error the model raised
+Serve sends later requests to the other replicas and starts a replacement. `infer` sends a request
+that failed that way once more by default (inference has no side effects, so a retry is safe; a
+request that itself brings its replica down costs at most two replicas); an error the model raised
 is not retried.
 
 The model and library paths are read on the replicas' nodes: use paths every node has (a shared
@@ -30,6 +35,8 @@ file system, or the same installation everywhere). This module imports ray: it n
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -43,7 +50,7 @@ REPLICA_LOST = tuple(getattr(ray.exceptions, name) for name in
                      if hasattr(ray.exceptions, name))
 
 
-@serve.deployment
+@serve.deployment(max_ongoing_requests=2)
 class OpbridgeModel:
     """One ORT session of `model` per replica. `library`: the opbridge library's path on the replica's
     node (default: the installed package's); `device`: "cpu" or "cuda"."""
@@ -70,17 +77,33 @@ class OpbridgeModel:
         options.inter_op_num_threads = 1
         providers = ["CPUExecutionProvider"]
         if device == "cuda":
-            providers = [("CUDAExecutionProvider", {"device_id": 0}), "CPUExecutionProvider"]
+            providers = [("CUDAExecutionProvider", {"device_id": replica_gpu()}), "CPUExecutionProvider"]
         self.session = ort.InferenceSession(model, options, providers=providers)
+        if device == "cuda" and "CUDAExecutionProvider" not in self.session.get_providers():
+            raise RuntimeError(f"opbridge.serve: device 'cuda', but ONNX Runtime {ort.__version__} on this node has "
+                               f"no CUDA execution provider ({ort.get_available_providers()}): install "
+                               "onnxruntime-gpu there")
         self.output_names = [o.name for o in self.session.get_outputs()]
+        # Serve runs requests on a thread pool: one session.run at a time keeps the replica to its threads.
+        self.lock = threading.Lock()
 
     def __call__(self, inputs: dict) -> dict:
-        outputs = self.session.run(None, {name: np.asarray(value) for name, value in inputs.items()})
+        feeds = {name: np.asarray(value) for name, value in inputs.items()}
+        with self.lock:
+            outputs = self.session.run(None, feeds)
         return dict(zip(self.output_names, outputs))
 
     def threads(self) -> int:
         """The session's intra-op threads (the replica's CPU share)."""
         return self.session.get_session_options().intra_op_num_threads
+
+
+def replica_gpu() -> int:
+    """The CUDA device of this replica's GPU: 0, as Ray makes the replica's GPU the only one visible,
+    unless RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES keeps every GPU visible."""
+    if os.environ.get("RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"):
+        return int(ray.get_gpu_ids()[0])
+    return 0
 
 
 def replica_threads() -> int:
@@ -93,14 +116,21 @@ def deploy(model, *, name: str = "opbridge", replicas: int = 1, cpus: float = 1,
            library: str | None = None, device: str | None = None, **options):
     """Runs an application of OpbridgeModel on the connected Ray cluster: `replicas` replicas of
     `cpus` CPUs (their session's threads) and `gpus` GPUs each (device "cuda" when gpus > 0), and
-    returns its handle. When the replicas fail to start, the RuntimeError says why in the replicas'
-    own words (the library or model path that failed), which serve.run alone leaves in
-    serve.status()."""
+    returns its handle. `model` is made absolute here (the replicas read it on their nodes);
+    `options` are further Serve deployment options (max_ongoing_requests, ...). When the replicas
+    fail to start, the RuntimeError says why in the replicas' own words (the library or model path
+    that failed), which serve.run alone leaves in serve.status()."""
     device = device or ("cuda" if gpus else "cpu")
+    if device == "cuda" and not gpus:
+        raise ValueError("opbridge.serve.deploy: device 'cuda' needs gpus > 0 (a replica without a GPU from Ray sees "
+                         "none)")
+    for taken in ("num_replicas", "ray_actor_options"):
+        if taken in options:
+            raise TypeError(f"opbridge.serve.deploy: {taken} comes from replicas, cpus and gpus")
     deployment = OpbridgeModel.options(num_replicas=replicas, ray_actor_options={"num_cpus": cpus, "num_gpus": gpus},
                                        **options)
     try:
-        return serve.run(deployment.bind(str(model), library, device), name=name, route_prefix=None)
+        return serve.run(deployment.bind(str(Path(model).absolute()), library, device), name=name, route_prefix=None)
     except RuntimeError as error:
         raise RuntimeError(f"{error} {_replica_error(name)}".rstrip()) from error
 
@@ -115,7 +145,7 @@ def _replica_error(app: str) -> str:
     return f"The replicas said: {lines[-1].strip()}" if lines else ""
 
 
-def infer(handle, inputs: dict, retries: int = 3, method: str | None = None) -> dict:
+def infer(handle, inputs: dict, retries: int = 1, method: str | None = None) -> dict:
     """Sends `inputs` through a deployment handle and waits for the outputs, sending the request
     again (at most `retries` times) when the replica running it died; other errors propagate (a
     request the model refuses raises ORT's error, wrapped by Ray)."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 DEFAULT_MAX_BATCH_SIZE = 8
@@ -39,8 +40,8 @@ TRITON_TYPES = {
     "tensor(uint32)": "TYPE_UINT32", "tensor(uint64)": "TYPE_UINT64", "tensor(int8)": "TYPE_INT8",
     "tensor(int16)": "TYPE_INT16", "tensor(int32)": "TYPE_INT32", "tensor(int64)": "TYPE_INT64",
     "tensor(float16)": "TYPE_FP16", "tensor(float)": "TYPE_FP32", "tensor(double)": "TYPE_FP64",
-    "tensor(string)": "TYPE_STRING", "tensor(bfloat16)": "TYPE_BF16",
-}
+    "tensor(string)": "TYPE_STRING",
+}  # not bfloat16: Triton's ONNX Runtime backend maps TYPE_BF16 to no ONNX type and refuses the model
 
 
 class TritonError(ValueError):
@@ -99,6 +100,7 @@ def write_entry(model: str | Path, repository: str | Path, name: str | None = No
     notes = []
     library = _library_path(library, device, notes)
     values = [(v, _triton_type(v)) for v in report.values]
+    _check_ranks(model, report.values)
     batch_axis, why_not = _batch_axis([v for v, _ in values])
     if max_batch_size is None:
         max_batch_size = DEFAULT_MAX_BATCH_SIZE if batch_axis else 0
@@ -112,16 +114,34 @@ def write_entry(model: str | Path, repository: str | Path, name: str | None = No
     config = config_text(name, max_batch_size, inputs, outputs, device, instances, library)
 
     folder = Path(repository) / name
-    if folder.exists() and any(folder.iterdir()):
-        if not force:
-            raise TritonError(f"{folder} exists and is not empty: pass --force to replace it")
-        shutil.rmtree(folder)
-    (folder / "1").mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(model, folder / "1" / "model.onnx")
-    for data in _external_data(model):  # weights stored beside the model travel with it
-        (folder / "1" / data).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(model.parent / data, folder / "1" / data)
-    (folder / "config.pbtxt").write_text(config)
+    sources = [model] + [model.parent / data for data in _external_data(model)]
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise TritonError(f"{folder} exists and is not a folder")
+        if folder.exists() and any(folder.iterdir()):
+            if not force:
+                raise TritonError(f"{folder} exists and is not empty: pass --force to replace it")
+            inside = [p for p in sources if p.resolve().is_relative_to(folder.resolve())]
+            if inside:
+                raise TritonError(f"{inside[0]} lies in {folder}, which --force would delete: copy it elsewhere first")
+        # Written beside the folder, then renamed into place: a failure leaves the old entry as it was.
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=folder.parent))
+        try:
+            (staging / "1").mkdir()
+            shutil.copyfile(model, staging / "1" / "model.onnx")
+            for data, source in zip(_external_data(model), sources[1:]):  # weights beside the model travel with it
+                (staging / "1" / data).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, staging / "1" / data)
+            (staging / "config.pbtxt").write_text(config)
+            if folder.exists():
+                shutil.rmtree(folder)
+            staging.rename(folder)
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging)
+    except OSError as error:
+        raise TritonError(f"cannot write {folder}: {error}") from error
     return TritonEntry(folder, config, max_batch_size, inputs, outputs, notes)
 
 
@@ -167,6 +187,23 @@ def _triton_type(value) -> str:
         raise TritonError(f"{value.kind} {value.name!r} has type {value.type}, which Triton's ONNX Runtime backend "
                           f"does not take (it takes tensors of {', '.join(t[7:-1] for t in TRITON_TYPES)})")
     return TRITON_TYPES[value.type]
+
+
+def _check_ranks(model: Path, values) -> None:
+    """ORT reports an empty shape both for a scalar and for a value of unknown rank: the file's
+    declaration tells them apart (Triton needs every rank)."""
+    import onnx
+
+    graph = onnx.load(str(model), load_external_data=False).graph
+    declared = {v.name: v for v in list(graph.input) + list(graph.output)}
+    for v in values:
+        if v.shape:
+            continue
+        proto = declared.get(v.name)
+        known = proto is not None and proto.type.HasField("tensor_type") and proto.type.tensor_type.HasField("shape")
+        if not known:
+            raise TritonError(f"{v.kind} {v.name!r} has no known rank (the file declares no shape and ONNX Runtime "
+                              "infers none): Triton needs the dims of every input and output; declare its shape")
 
 
 def _batch_axis(values) -> tuple[bool, str]:

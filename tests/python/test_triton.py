@@ -135,3 +135,57 @@ def test_the_command_writes_the_entry_and_says_how_to_serve_it(tmp_path):
     assert triton_config.parse((tmp_path / "repo" / "warp" / "config.pbtxt").read_text()).instance_group[0].count == 2
     again = subprocess.run(run, capture_output=True, text=True, cwd=REPO)
     assert again.returncode == 2 and "opbridge triton:" in again.stderr and "--force" in again.stderr
+
+
+def test_a_value_of_unknown_rank_is_refused_not_written_as_a_scalar(tmp_path):
+    """ORT reports an empty shape for a scalar and for an unknown rank alike; only a declared
+    scalar is written as one (dims [1] reshaped to [])."""
+    nodes = [helper.make_node("grid_sampler", ["input", "grid"], ["output"], domain="mmdeploy", interpolation_mode=0,
+                              padding_mode=0, align_corners=0)]
+    graph = helper.make_graph(nodes, "unranked", [helper.make_tensor_value_info("input", F, None),
+                                                  helper.make_tensor_value_info("grid", F, None)],
+                              [helper.make_tensor_value_info("output", F, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mmdeploy", 1)],
+                              ir_version=8)
+    with pytest.raises(TritonError, match="input 'input' has no known rank"):
+        write_entry(_save(model, tmp_path / "unranked.onnx"), tmp_path / "repo")
+    assert not (tmp_path / "repo" / "unranked").exists()
+
+
+def test_force_never_deletes_the_model_it_copies_and_a_failure_keeps_the_old_entry(tmp_path):
+    path = _save(mmdeploy_style_model(), tmp_path / "warp.onnx")
+    entry = write_entry(path, tmp_path / "repo")
+    with pytest.raises(TritonError, match="lies in .* which --force would delete"):
+        write_entry(entry.folder / "1" / "model.onnx", tmp_path / "repo", name="warp", force=True)
+    assert (entry.folder / "1" / "model.onnx").read_bytes() == path.read_bytes()
+    (tmp_path / "repo" / "taken").write_text("a file, not a model folder")
+    with pytest.raises(TritonError, match="exists and is not a folder"):
+        write_entry(path, tmp_path / "repo", name="taken")
+    assert [p.name for p in (tmp_path / "repo").iterdir() if p.name.startswith(".")] == []  # no staging left
+
+
+def test_external_weights_travel_with_the_model(tmp_path):
+    """A model whose initializers live in files beside it (onnx's external data) gets them copied
+    into the version folder, where ORT, and so Triton, looks for them."""
+    from onnx import numpy_helper
+
+    weight = numpy_helper.from_array(np.linspace(0, 1, 2 * 16 * 16 * 2, dtype=np.float32).reshape(2, 16, 16, 2),
+                                     "grid_weights")
+    nodes = [helper.make_node("Add", ["grid", "grid_weights"], ["moved"]),
+             helper.make_node("grid_sampler", ["input", "moved"], ["output"], domain="mmdeploy", interpolation_mode=0,
+                              padding_mode=0, align_corners=0)]
+    graph = helper.make_graph(nodes, "weights", [helper.make_tensor_value_info("input", F, [2, 8, 16, 16]),
+                                                 helper.make_tensor_value_info("grid", F, [2, 16, 16, 2])],
+                              [helper.make_tensor_value_info("output", F, [2, 8, 16, 16])], initializer=[weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("mmdeploy", 1)],
+                              ir_version=8)
+    (tmp_path / "src" / "data").mkdir(parents=True)
+    onnx.save(model, str(tmp_path / "src" / "weights.onnx"), save_as_external_data=True,
+              location="data/weights.bin", size_threshold=0)
+    entry = write_entry(tmp_path / "src" / "weights.onnx", tmp_path / "repo")
+    assert (entry.folder / "1" / "data" / "weights.bin").read_bytes() == \
+        (tmp_path / "src" / "data" / "weights.bin").read_bytes()
+    session = opbridge.create_session(str(entry.folder / "1" / "model.onnx"))
+    feeds = {"input": np.ones((2, 8, 16, 16), np.float32), "grid": np.zeros((2, 16, 16, 2), np.float32)}
+    expected = opbridge.create_session(str(tmp_path / "src" / "weights.onnx")).run(None, feeds)[0]
+    np.testing.assert_array_equal(session.run(None, feeds)[0], expected)

@@ -18,7 +18,10 @@ def model_config_pb2():
     global _MODULE
     if _MODULE is None:
         # The version is run.sh's (TRITONCLIENT_VERSION): the newest installed one.
-        found = sorted((REPO / ".cache").glob("tritonclient-*/tritonclient/grpc/model_config_pb2.py"))
+        def version(path):
+            return tuple(int(part) for part in path.parents[2].name.split("-", 1)[1].split(".") if part.isdigit())
+
+        found = sorted((REPO / ".cache").glob("tritonclient-*/tritonclient/grpc/model_config_pb2.py"), key=version)
         assert found, f"no {REPO / '.cache'}/tritonclient-*: ./run.sh setup installs tritonclient there"
         path = found[-1]
         spec = importlib.util.spec_from_file_location("triton_model_config_pb2", path)

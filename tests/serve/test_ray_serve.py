@@ -8,6 +8,7 @@ demo detector (deformable convolution, grid sampler, soft-NMS, RoIAlign) and eig
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -89,14 +90,21 @@ def test_two_replicas_answer_every_request_as_a_local_session_even_when_one_dies
             results[request_id] = outputs
             if len(attempts) > 1:
                 retried.append(request_id)
-            if len(results) == KILL_AFTER and not killed.is_set():
-                killed.set()
-                victim = _replicas("detector")[0]
-                ray.kill(ray.get_actor(victim, namespace="serve"), no_restart=True)
-                killed.victim = victim
 
+    def kill_one() -> None:
+        """After KILL_AFTER answers, at a moment unrelated to any one answer: with 6 clients for 2
+        replicas, the victim is almost always running a request."""
+        while len(results) < KILL_AFTER:
+            time.sleep(0.003)
+        killed.victim = _replicas("detector")[0]
+        ray.kill(ray.get_actor(killed.victim, namespace="serve"), no_restart=True)
+        killed.set()
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
     with ThreadPoolExecutor(CLIENTS) as pool:
         list(pool.map(send, range(REQUESTS)))
+    killer.join()
     assert killed.is_set()
     assert sorted(results) == list(range(REQUESTS)), "requests lost"
     for request_id, outputs in results.items():
@@ -105,12 +113,45 @@ def test_two_replicas_answer_every_request_as_a_local_session_even_when_one_dies
         for name in want:
             np.testing.assert_array_equal(outputs[name], want[name], err_msg=f"request {request_id}, {name}")
     # Serve replaces the killed replica.
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 180  # generous: ./run.sh runs this beside the main test lane
     while time.monotonic() < deadline and (killed.victim in _replicas("detector") or len(_replicas("detector")) < 2):
         time.sleep(0.5)
     assert killed.victim not in _replicas("detector") and len(_replicas("detector")) == 2
     print(f"\n{REQUESTS} requests from {CLIENTS} clients, one replica killed after {KILL_AFTER} answers: "
           f"{len(retried)} requests retried by the client (opbridge.serve.infer), none lost or answered twice")
+
+
+def test_infer_resends_a_request_whose_replica_died_and_nothing_else():
+    """opbridge.serve.infer's rule, on a stand-in handle: a lost replica's request is sent again
+    (`retries` times at most), an error the model raised is not."""
+
+    class Handle:
+        def __init__(self, *failures):
+            self.failures, self.calls = list(failures), 0
+
+        def remote(self, inputs):
+            self.calls += 1
+            failure = self.failures.pop(0) if self.failures else None
+            outer = self
+
+            class Response:
+                def result(self):
+                    if failure is not None:
+                        raise failure
+                    return {"calls": outer.calls}
+
+            return Response()
+
+    died = ray.exceptions.ActorDiedError()
+    assert infer(Handle(died), {}) == {"calls": 2}
+    with pytest.raises(ray.exceptions.ActorDiedError):
+        infer(Handle(died, died), {})
+    assert infer(Handle(died, ray.exceptions.ActorUnavailableError("gone", None)), {}, retries=2) == {"calls": 3}
+    model_error = ray.exceptions.RayTaskError("__call__", "Traceback: InvalidArgument", ValueError("bad input"))
+    refused = Handle(model_error)
+    with pytest.raises(ray.exceptions.RayTaskError):
+        infer(refused, {})
+    assert refused.calls == 1
 
 
 def test_a_bad_request_gets_ort_s_error_and_the_replica_keeps_serving(cluster, model_dir, requests, expected):
@@ -121,7 +162,7 @@ def test_a_bad_request_gets_ort_s_error_and_the_replica_keeps_serving(cluster, m
     wrong_shape = {**requests[0], "proposals": np.zeros((7, 5), np.float32)}
     with pytest.raises(ray.exceptions.RayTaskError, match=r"Got invalid dimensions for input: proposals"):
         infer(handle, wrong_shape)
-    for k in (0, 1):  # both replicas still answer
+    for k in range(4):  # the replicas keep answering
         outputs = infer(handle, requests[k])
         for name, value in expected[k].items():
             np.testing.assert_array_equal(outputs[name], value)
@@ -130,15 +171,22 @@ def test_a_bad_request_gets_ort_s_error_and_the_replica_keeps_serving(cluster, m
 def test_a_replica_that_cannot_load_the_library_fails_at_start_naming_the_path(cluster, model_dir):
     missing = "/nonexistent/opbridge/libopbridge_ort.so"
     started = time.monotonic()
-    with pytest.raises(RuntimeError, match=f"the opbridge library {missing} does not exist on this node"):
+    with pytest.raises(RuntimeError, match=re.escape(f"the opbridge library {missing} does not exist on this node")):
         _deploy(model_dir, "broken", replicas=1, cpus=0, library=missing)
     not_a_library = model_dir / "requests.npz"
-    with pytest.raises(RuntimeError, match=f"ONNX Runtime cannot load the opbridge library {not_a_library}"):
+    with pytest.raises(RuntimeError, match=re.escape(f"ONNX Runtime cannot load the opbridge library {not_a_library}")):
         _deploy(model_dir, "broken", replicas=1, cpus=0, library=str(not_a_library))
     with pytest.raises(RuntimeError, match="the model /nonexistent/detector.onnx does not exist on this node"):
         deploy("/nonexistent/detector.onnx", name="broken", replicas=1, cpus=0)
-    assert time.monotonic() - started < 120  # at start, not at the first request
+    assert time.monotonic() - started < 240  # at start, not at the first request (generous: a loaded machine)
     serve.delete("broken")
+
+
+def test_deploy_refuses_what_cannot_work(cluster, model_dir):
+    with pytest.raises(ValueError, match="device 'cuda' needs gpus > 0"):
+        deploy(model_dir / "detector.onnx", device="cuda")
+    with pytest.raises(TypeError, match="num_replicas comes from replicas"):
+        deploy(model_dir / "detector.onnx", num_replicas=3)
 
 
 def test_a_replica_s_threads_are_its_cpu_share(cluster, model_dir, requests, expected):
