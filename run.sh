@@ -129,19 +129,22 @@ setup_cuda_toolkit() {
   [ -e "$CUDA_HOME_DIR/lib64" ] || ln -s lib "$CUDA_HOME_DIR/lib64"
 }
 
+# install_into_cache PACKAGE VERSION [DIR]: PACKAGE==VERSION pip-installed without its dependencies
+# into DIR (default .cache/PACKAGE-VERSION), once: a stamp file marks a finished install.
+install_into_cache() {
+  local package="$1" version="$2" dir="${3:-$CACHE/$1-$2}"
+  [ -f "$dir/.opbridge-installed" ] && return
+  log "installing $package $version into $dir"
+  rm -rf "$dir"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir" "$package==$version"
+  touch "$dir/.opbridge-installed"
+}
+
 # Triton's model configuration schema for the tests of `opbridge triton`: the tritonclient package
 # carries model_config.proto compiled (tests/python/triton_config.py loads it from its file), without
 # its dependencies (only its network clients need them), into .cache like the ORT runtimes.
 TRITONCLIENT_VERSION="2.73.0"
-setup_tritonclient() {
-  local dir="$CACHE/tritonclient-$TRITONCLIENT_VERSION"
-  [ -f "$dir/.opbridge-installed" ] && return
-  log "installing tritonclient $TRITONCLIENT_VERSION (Triton's model_config.proto) into $dir"
-  rm -rf "$dir"
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir" \
-    "tritonclient==$TRITONCLIENT_VERSION"
-  touch "$dir/.opbridge-installed"
-}
+setup_tritonclient() { install_into_cache tritonclient "$TRITONCLIENT_VERSION"; }
 
 setup() {
   setup_debian_packages
@@ -277,15 +280,9 @@ test_sanitized() {
 # import); torch stays available for the tests' references. A stamp file marks a finished install.
 ORT_RUNTIME_VERSIONS=(1.21.0 1.32.0)
 setup_ort_runtimes() {
-  local version dir
+  local version
   for version in "${ORT_RUNTIME_VERSIONS[@]}"; do
-    dir="$CACHE/ort-runtime-$version"
-    [ -f "$dir/.opbridge-installed" ] && continue
-    log "installing onnxruntime $version into $dir"
-    rm -rf "$dir"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir" \
-      "onnxruntime==$version"
-    touch "$dir/.opbridge-installed"
+    install_into_cache onnxruntime "$version" "$CACHE/ort-runtime-$version"
   done
 }
 

@@ -32,6 +32,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import onnx
+
 DEFAULT_MAX_BATCH_SIZE = 8
 
 # onnxruntime's type strings -> Triton's DataType names (model_config.proto).
@@ -100,7 +102,8 @@ def write_entry(model: str | Path, repository: str | Path, name: str | None = No
     notes = []
     library = _library_path(library, device, notes)
     values = [(v, _triton_type(v)) for v in report.values]
-    _check_ranks(model, report.values)
+    proto = onnx.load(str(model), load_external_data=False)  # the structure: weights stay on disk
+    _check_ranks(proto.graph, report.values)
     batch_axis, why_not = _batch_axis([v for v, _ in values])
     if max_batch_size is None:
         max_batch_size = DEFAULT_MAX_BATCH_SIZE if batch_axis else 0
@@ -114,7 +117,8 @@ def write_entry(model: str | Path, repository: str | Path, name: str | None = No
     config = config_text(name, max_batch_size, inputs, outputs, device, instances, library)
 
     folder = Path(repository) / name
-    sources = [model] + [model.parent / data for data in _external_data(model)]
+    data_files = _external_data(proto)
+    sources = [model] + [model.parent / data for data in data_files]
     try:
         if folder.exists() and not folder.is_dir():
             raise TritonError(f"{folder} exists and is not a folder")
@@ -130,7 +134,7 @@ def write_entry(model: str | Path, repository: str | Path, name: str | None = No
         try:
             (staging / "1").mkdir()
             shutil.copyfile(model, staging / "1" / "model.onnx")
-            for data, source in zip(_external_data(model), sources[1:]):  # weights beside the model travel with it
+            for data, source in zip(data_files, sources[1:]):  # weights beside the model travel with it
                 (staging / "1" / data).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(source, staging / "1" / data)
             (staging / "config.pbtxt").write_text(config)
@@ -189,12 +193,9 @@ def _triton_type(value) -> str:
     return TRITON_TYPES[value.type]
 
 
-def _check_ranks(model: Path, values) -> None:
+def _check_ranks(graph, values) -> None:
     """ORT reports an empty shape both for a scalar and for a value of unknown rank: the file's
-    declaration tells them apart (Triton needs every rank)."""
-    import onnx
-
-    graph = onnx.load(str(model), load_external_data=False).graph
+    declaration (`graph`, the model's onnx.GraphProto) tells them apart (Triton needs every rank)."""
     declared = {v.name: v for v in list(graph.input) + list(graph.output)}
     for v in values:
         if v.shape:
@@ -234,11 +235,9 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _external_data(model: Path) -> list[str]:
-    """The files holding the model's external tensor data, relative to its folder."""
-    import onnx
-
-    proto = onnx.load(str(model), load_external_data=False)
+def _external_data(proto) -> list[str]:
+    """The files holding the external tensor data of `proto` (an onnx.ModelProto), relative to its
+    folder."""
     found = []
     for tensor in onnx.external_data_helper._get_all_tensors(proto):
         if tensor.data_location == onnx.TensorProto.EXTERNAL:

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "core/work_limits.h"
 #include "ort/op_adapter.h"
 
 namespace opbridge::ort {
@@ -364,6 +365,12 @@ Status InputRankAtCreation(const OrtApi& api, const OrtKernelInfo* info, size_t 
   }
   api.ReleaseTypeInfo(type_info);
   return Status::Ok();
+}
+
+Status AllocateBoundedOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
+                             void** data) {
+  OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(shape));
+  return AllocateOutput(api, ctx, index, shape, data);
 }
 
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,

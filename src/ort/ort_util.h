@@ -118,6 +118,10 @@ Status InputRankAtCreation(const OrtApi& api, const OrtKernelInfo* info, size_t 
 Status InputCount(const OrtApi& api, OrtKernelContext* ctx, size_t* count);
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
                       void** data);
+// AllocateOutput for the ops under the per-call work limits (core/work_limits.h): an output of more
+// than kMaxCallOutputElements elements is the limit's error instead.
+Status AllocateBoundedOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
+                             void** data);
 
 // Scratch memory for one Compute call from the session's CPU allocator (ORT's arena reuses it
 // across calls), as the kernels' ScratchAllocator. Open() once before use; then Allocate and Free may

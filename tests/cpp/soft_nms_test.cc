@@ -121,26 +121,12 @@ TEST(SoftNmsExp, IsTheFloatNearestToExp) {
 Result RunSoftNmsDeviceCode(const SoftNmsParams& p, const std::vector<float>& boxes,
                             const std::vector<float>& scores, int32_t threads) {
   const int32_t n = static_cast<int32_t>(scores.size());
-  std::vector<float> x1(n), y1(n), x2(n), y2(n), score(scores), area(n);
+  std::vector<float> x1(n), y1(n), x2(n), y2(n), score(n), area(n);
   std::vector<int32_t> index(n), holes(n);
+  const shared::SoftNmsBoxes<int32_t> b{x1.data(), y1.data(), x2.data(), y2.data(), score.data(), area.data(),
+                                        index.data()};
   const float offset = static_cast<float>(p.offset);
-  for (int32_t k = 0; k < n; ++k) {
-    x1[k] = boxes[4 * k];
-    y1[k] = boxes[4 * k + 1];
-    x2[k] = boxes[4 * k + 2];
-    y2[k] = boxes[4 * k + 3];
-    area[k] = shared::SoftNmsArea(x1[k], y1[k], x2[k], y2[k], offset);
-    index[k] = k;
-  }
-  const auto copy_box = [&](int32_t to, int32_t from, float s) {
-    x1[to] = x1[from];
-    y1[to] = y1[from];
-    x2[to] = x2[from];
-    y2[to] = y2[from];
-    area[to] = area[from];
-    index[to] = index[from];
-    score[to] = s;
-  };
+  for (int32_t k = 0; k < n; ++k) b.Load(k, boxes.data(), scores.data(), offset);
   uint64_t key = 0;
   for (int32_t k = 0; k < n; ++k) key = std::max(key, shared::SoftNmsPickKey(score[k], k, 0));
   int32_t best = static_cast<int32_t>(shared::SoftNmsPickPosition(key));
@@ -174,7 +160,10 @@ Result RunSoftNmsDeviceCode(const SoftNmsParams& p, const std::vector<float>& bo
       before[t] = all_drops;
       all_drops += drops[t];
     }
-    if (best != i) copy_box(best, i, moved_score);
+    if (best != i) {
+      b.Move(best, i);
+      score[best] = moved_score;
+    }
     const int32_t region_end = end - all_drops;
     key = 0;
     for (int32_t t = 0; t < threads; ++t) {
@@ -198,7 +187,7 @@ Result RunSoftNmsDeviceCode(const SoftNmsParams& p, const std::vector<float>& bo
           ADD_FAILURE() << "the survivor at " << k << " moved to no hole";
           return r;
         }
-        copy_box(to, k, s);
+        b.Move(to, k);
         key = std::max(key, shared::SoftNmsPickKey(s, to, i + 1));
       }
     }
@@ -206,6 +195,14 @@ Result RunSoftNmsDeviceCode(const SoftNmsParams& p, const std::vector<float>& bo
     end = region_end;
   }
   return r;
+}
+
+// Box k of `boxes` ([n, 4], x1 y1 x2 y2) centred at (cx, cy), w wide and h high.
+void PutBox(std::vector<float>* boxes, int32_t k, float cx, float cy, float w, float h) {
+  (*boxes)[4 * k] = cx - w / 2;
+  (*boxes)[4 * k + 1] = cy - h / 2;
+  (*boxes)[4 * k + 2] = cx + w / 2;
+  (*boxes)[4 * k + 3] = cy + h / 2;
 }
 
 // Inputs that exercise every rule: clustered boxes (many overlaps, many drops a step), ties of
@@ -224,10 +221,7 @@ std::vector<std::pair<std::vector<float>, std::vector<float>>> DeviceCodeInputs(
         const float cx = 37.0f * static_cast<float>(c % 13) + 5.0f * unit(rng);
         const float cy = 41.0f * static_cast<float>(c / 13) + 5.0f * unit(rng);
         const float w = 20.0f + 30.0f * unit(rng), h = 20.0f + 30.0f * unit(rng);
-        boxes[4 * k] = cx - w / 2;
-        boxes[4 * k + 1] = cy - h / 2;
-        boxes[4 * k + 2] = cx + w / 2;
-        boxes[4 * k + 3] = cy + h / 2;
+        PutBox(&boxes, k, cx, cy, w, h);
         scores[k] = unit(rng);
       }
       if (variant == 1) {  // few distinct scores: ties everywhere, -0 among them
@@ -292,10 +286,7 @@ TEST(SoftNmsDeviceCode, KeepsTheCpuKernelsResultsAtTheBenchSize) {
     const float cx = 1216.0f * static_cast<float>((c * 37) % 500) / 500.0f + 10.0f * unit(rng);
     const float cy = 800.0f * static_cast<float>((c * 91) % 500) / 500.0f + 10.0f * unit(rng);
     const float w = 32.0f + 224.0f * unit(rng), h = 32.0f + 224.0f * unit(rng);
-    boxes[4 * k] = cx - w / 2;
-    boxes[4 * k + 1] = cy - h / 2;
-    boxes[4 * k + 2] = cx + w / 2;
-    boxes[4 * k + 3] = cy + h / 2;
+    PutBox(&boxes, k, cx, cy, w, h);
     scores[k] = unit(rng);
   }
   for (int method : {1, 2}) {

@@ -20,9 +20,8 @@
 namespace opbridge::cpu {
 namespace {
 
-struct Boxes {
-  float *x1, *y1, *x2, *y2, *score, *area, *iou;
-  int64_t* index;
+struct Boxes : shared::SoftNmsBoxes<int64_t> {
+  float* iou;
 
   void Swap(int64_t a, int64_t b) {
     std::swap(x1[a], x1[b]);
@@ -32,15 +31,6 @@ struct Boxes {
     std::swap(score[a], score[b]);
     std::swap(area[a], area[b]);
     std::swap(index[a], index[b]);
-  }
-  void Move(int64_t to, int64_t from) {
-    x1[to] = x1[from];
-    y1[to] = y1[from];
-    x2[to] = x2[from];
-    y2[to] = y2[from];
-    score[to] = score[from];
-    area[to] = area[from];
-    index[to] = index[from];
   }
 };
 
@@ -83,15 +73,7 @@ void SoftNms(const SoftNmsParams& p, const float* boxes, const float* scores, in
   b.area = b.score + count;
   b.iou = b.area + count;
   const float offset = static_cast<float>(p.offset);
-  for (int64_t k = 0; k < count; ++k) {
-    b.x1[k] = boxes[4 * k + 0];
-    b.y1[k] = boxes[4 * k + 1];
-    b.x2[k] = boxes[4 * k + 2];
-    b.y2[k] = boxes[4 * k + 3];
-    b.score[k] = scores[k];
-    b.area[k] = shared::SoftNmsArea(b.x1[k], b.y1[k], b.x2[k], b.y2[k], offset);
-    b.index[k] = k;
-  }
+  for (int64_t k = 0; k < count; ++k) b.Load(k, boxes, scores, offset);
 
   // The first pick: the first maximum of all scores. Like mmcv, the scan keeps the current best
   // unless a later score compares greater, so a NaN is only picked when it stands first.

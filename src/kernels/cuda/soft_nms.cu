@@ -38,11 +38,10 @@ constexpr int kSoftNmsThreads = 512;
 constexpr int kWarps = kSoftNmsThreads / 32;
 constexpr unsigned int kAllLanes = 0xFFFFFFFFu;
 
-// The boxes by position: moved as mmcv moves them (the swap, the drop-and-move pass).
-struct State {
-  float *x1, *y1, *x2, *y2, *score, *area;
-  int32_t *index;
-  int32_t *holes;  // a step's holes by rank
+// The boxes by position, moved as mmcv moves them (the swap, the drop-and-move pass), and a step's
+// holes by rank.
+struct State : shared::SoftNmsBoxes<int32_t> {
+  int32_t* holes;
 };
 
 // Eight arrays of n 4-byte words, each rounded up to 16 bytes.
@@ -63,16 +62,6 @@ __host__ __device__ inline State CarveState(Memory* memory, int64_t n) {
   s.index = reinterpret_cast<int32_t*>(f + 6 * stride);
   s.holes = reinterpret_cast<int32_t*>(f + 7 * stride);
   return s;
-}
-
-__device__ inline void CopyBox(const State& s, int32_t to, int32_t from, float score) {
-  s.x1[to] = s.x1[from];
-  s.y1[to] = s.y1[from];
-  s.x2[to] = s.x2[from];
-  s.y2[to] = s.y2[from];
-  s.area[to] = s.area[from];
-  s.index[to] = s.index[from];
-  s.score[to] = score;
 }
 
 __device__ inline uint64_t Larger(uint64_t a, uint64_t b) { return a < b ? b : a; }
@@ -115,17 +104,7 @@ __global__ void __launch_bounds__(kSoftNmsThreads)
   const int lane = t & 31, warp = t >> 5;
   const float offset = static_cast<float>(p.offset);
 
-  for (int32_t k = t; k < n; k += kSoftNmsThreads) {
-    const float* box = boxes + 4 * static_cast<int64_t>(k);
-    const float x1 = box[0], y1 = box[1], x2 = box[2], y2 = box[3];
-    s.x1[k] = x1;
-    s.y1[k] = y1;
-    s.x2[k] = x2;
-    s.y2[k] = y2;
-    s.score[k] = scores[k];
-    s.area[k] = shared::SoftNmsArea(x1, y1, x2, y2, offset);
-    s.index[k] = k;
-  }
+  for (int32_t k = t; k < n; k += kSoftNmsThreads) s.Load(k, boxes, scores, offset);
   __syncthreads();
   uint64_t key = 0;
   for (int32_t k = t; k < n; k += kSoftNmsThreads) key = Larger(key, shared::SoftNmsPickKey(s.score[k], k, 0));
@@ -168,7 +147,10 @@ __global__ void __launch_bounds__(kSoftNmsThreads)
     const int32_t warps_inclusive = WarpInclusiveSum(warp_total, lane);
     const int32_t all_drops = __shfl_sync(kAllLanes, warps_inclusive, 31);
     int32_t before = __shfl_sync(kAllLanes, warps_inclusive - warp_total, warp) + inclusive - drops;
-    if (best != i && first <= best && best < last) CopyBox(s, best, i, moved_score);  // every thread has read best
+    if (best != i && first <= best && best < last) {  // every thread has read best
+      s.Move(best, i);
+      s.score[best] = moved_score;
+    }
     const int32_t region_end = end - all_drops;
     // The positions that stay: survivors keep them, holes are recorded by rank. Then, after a
     // barrier, the survivors beyond move into the holes.
@@ -191,7 +173,7 @@ __global__ void __launch_bounds__(kSoftNmsThreads)
           continue;
         }
         const int32_t to = s.holes[shared::SoftNmsMoverRank(k, end, all_drops, before)];
-        CopyBox(s, to, k, score);
+        s.Move(to, k);
         key = Larger(key, shared::SoftNmsPickKey(score, to, i + 1));
       }
     }

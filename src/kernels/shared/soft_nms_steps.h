@@ -21,6 +21,36 @@ OPBRIDGE_HD inline float SoftNmsArea(float x1, float y1, float x2, float y2, flo
   return (x2 - x1 + offset) * (y2 - y1 + offset);
 }
 
+// The boxes by position, as structure-of-arrays copies that mmcv's loop permutes as it picks and
+// drops: the CPU kernel's with 64-bit positions, the CUDA kernel's with 32-bit ones.
+template <class Position>
+struct SoftNmsBoxes {
+  float *x1, *y1, *x2, *y2, *score, *area;
+  Position* index;  // each box's index in the input
+
+  // Input box k (boxes [n, 4], scores [n]) at position k.
+  OPBRIDGE_HD void Load(Position k, const float* boxes, const float* scores, float offset) const {
+    const float* box = boxes + 4 * static_cast<int64_t>(k);
+    x1[k] = box[0];
+    y1[k] = box[1];
+    x2[k] = box[2];
+    y2[k] = box[3];
+    score[k] = scores[k];
+    area[k] = SoftNmsArea(box[0], box[1], box[2], box[3], offset);
+    index[k] = k;
+  }
+  // The box at position `from` to position `to` (mmcv's move of the last box into a hole).
+  OPBRIDGE_HD void Move(Position to, Position from) const {
+    x1[to] = x1[from];
+    y1[to] = y1[from];
+    x2[to] = x2[from];
+    y2[to] = y2[from];
+    score[to] = score[from];
+    area[to] = area[from];
+    index[to] = index[from];
+  }
+};
+
 // IoU of the picked box b with box k, mmcv's operand orders: std::max(0, NaN) is 0, std::min(v, NaN)
 // is v, and a zero union gives NaN or inf (a degenerate box), which later rules handle as mmcv does.
 OPBRIDGE_HD inline float SoftNmsIou(float bx1, float by1, float bx2, float by2, float barea, float x1, float y1,

@@ -2,7 +2,6 @@
 // mmcv::MMCVModulatedDeformConv2d, mmdeploy::MMCVModulatedDeformConv2d, opbridge::DeformConv2d.
 #include "ort/ops/deform_conv.h"
 
-#include "core/work_limits.h"
 #include "kernels/cpu/deform_conv.h"
 
 namespace opbridge::ort {
@@ -39,8 +38,7 @@ Status DeformConvOpBase::Prepare(const OrtApi& api, OrtKernelContext* ctx, Defor
   Shape out_shape;
   OPBRIDGE_RETURN_IF_ERROR(CheckDeformConvShapes(params_, shapes, &out_shape));
   void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(out_shape));  // the per-call limit (core/work_limits.h)
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &output));  // the per-call limit
   *empty = NumElements(out_shape) == 0;
   args->input = input.Data<float>();
   args->offset = offset.Data<float>();

@@ -3,7 +3,6 @@
 
 #include <vector>
 
-#include "core/work_limits.h"
 #include "kernels/cpu/multi_level_roi_align.h"
 
 namespace opbridge::ort {
@@ -37,8 +36,7 @@ Status PrepareMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t outpu
   t->num_rois = t->rois.shape[0];
   const Shape out_shape = {t->num_rois, t->channels, output_height, output_width};
   void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(out_shape));  // the per-call limit (core/work_limits.h)
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &output));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &output));  // the per-call limit
   t->output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(output);
   return Status::Ok();
 }

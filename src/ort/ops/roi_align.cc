@@ -1,7 +1,6 @@
 // RoIAlign ORT glue: mmcv::MMCVRoiAlign and opbridge::RoiAlign.
 #include "ort/ops/roi_align.h"
 
-#include "core/work_limits.h"
 #include "kernels/cpu/roi_align.h"
 
 namespace opbridge::ort {
@@ -42,8 +41,7 @@ Status RoiAlignOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor
   OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignShapes(input->shape, rois->shape));
   const Shape out_shape = RoiAlignOutputShape(params_, input->shape, rois->shape);
   void* data = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(out_shape));  // the per-call limit (core/work_limits.h)
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &data));  // the per-call limit
   *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(data);
   return Status::Ok();
 }

@@ -2,7 +2,6 @@
 // mmdeploy::MMCVRoIAlignRotated (the same op; mmcv's and mmdeploy's exporters write every attribute).
 #include "ort/ops/roi_align_rotated.h"
 
-#include "core/work_limits.h"
 #include "core/roi_align.h"
 #include "ort/ops/roi_align.h"
 #include "kernels/cpu/roi_align_rotated.h"
@@ -29,8 +28,7 @@ Status RoiAlignRotatedOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, Inpu
   OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRotatedShapes(input->shape, rois->shape));
   const Shape out_shape = RoiAlignRotatedOutputShape(params_, input->shape, rois->shape);
   void* data = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(out_shape));  // the per-call limit (core/work_limits.h)
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &data));  // the per-call limit
   *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(data);
   return Status::Ok();
 }

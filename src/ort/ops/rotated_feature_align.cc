@@ -1,7 +1,6 @@
 // Rotated feature align ORT glue: opbridge::RotatedFeatureAlign and mmcv::MMCVRotatedFeatureAlign.
 #include "ort/ops/rotated_feature_align.h"
 
-#include "core/work_limits.h"
 #include "kernels/cpu/rotated_feature_align.h"
 
 namespace opbridge::ort {
@@ -22,8 +21,7 @@ Status RotatedFeatureAlignOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, 
   OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignShapes(features->shape, boxes->shape));
   void* data = nullptr;
   const Shape out_shape = RotatedFeatureAlignOutputShape(features->shape);
-  OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(out_shape));  // the per-call limit (core/work_limits.h)
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &data));  // the per-call limit
   *output = static_cast<float*>(data);
   return Status::Ok();
 }
