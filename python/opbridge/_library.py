@@ -6,11 +6,47 @@ import contextlib
 import functools
 import json
 import os
+import platform
+import sys
 import warnings
 from pathlib import Path
 
 LIBRARY_NAME = "libopbridge_ort.so"
 _PACKAGE_DIR = Path(__file__).resolve().parent
+
+# What the library's x86-64 build needs of the CPU: x86-64-v2 (CMakeLists.txt's -march), as
+# /proc/cpuinfo names the features.
+_X86_64_V2_FLAGS = ("cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3")
+
+
+class UnsupportedPlatformError(OSError):
+    """The library cannot run on this machine (its operating system, architecture or CPU)."""
+
+
+@functools.cache
+def platform_blocker(system: str | None = None, machine: str | None = None, cpuinfo: str = "/proc/cpuinfo") -> str:
+    """Why opbridge's library cannot run on this machine, in one sentence, or "" where it can: it is
+    built for Linux on x86-64 CPUs of level x86-64-v2 or newer (SSE4.2: Intel since 2008, AMD since
+    2011) and on aarch64 CPUs. Loading it elsewhere would fail, or stop the process on an
+    instruction the CPU lacks, so it is checked before the library is loaded. (The arguments, for
+    tests: sys.platform, platform.machine() and the file of the CPU's features.)"""
+    system = system or sys.platform
+    machine = machine or platform.machine()
+    if not system.startswith("linux") or machine not in ("x86_64", "aarch64"):
+        return (f"opbridge's library runs on Linux on x86-64 and aarch64 CPUs; this machine is {system} "
+                f"{machine or 'of unknown architecture'}")
+    if machine == "x86_64":
+        flags = set()
+        with contextlib.suppress(OSError), open(cpuinfo) as lines:
+            for line in lines:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+        missing = [f for f in _X86_64_V2_FLAGS if f not in flags]
+        if flags and missing:
+            return (f"this CPU lacks {', '.join(missing)} ({cpuinfo}): opbridge's library needs an x86-64-v2 "
+                    "CPU (SSE4.2 and POPCNT: Intel since 2008, AMD since 2011)")
+    return ""
 
 
 def library_path() -> str:
@@ -18,7 +54,10 @@ def library_path() -> str:
 
     Looked up in this order: the OPBRIDGE_LIBRARY environment variable, the copy installed in the
     package (``opbridge/lib/``), and the development build (``build/`` at the repository root).
+    Raises UnsupportedPlatformError where the library cannot run (platform_blocker()).
     """
+    if blocker := platform_blocker():
+        raise UnsupportedPlatformError(blocker)
     candidates = []
     if os.environ.get("OPBRIDGE_LIBRARY"):
         candidates.append(Path(os.environ["OPBRIDGE_LIBRARY"]))
@@ -44,7 +83,11 @@ def library_info() -> dict:
     session runs such a node on a GPU."""
     import ctypes
 
-    library = ctypes.CDLL(library_path())
+    path = library_path()
+    try:
+        library = ctypes.CDLL(path)
+    except OSError as err:  # e.g. a library built for another architecture: "wrong ELF class"
+        raise OSError(f"{path} cannot be loaded on this {platform.machine()} machine: {err}") from err
     try:
         info = library.OpbridgeLibraryInfo
     except AttributeError:  # a library from before the function existed: a CPU-only build

@@ -46,32 +46,53 @@ def _cmd_verify(args) -> int:
 def _cmd_ops(args) -> int:
     from opbridge import manifest
 
-    # providers: the execution providers the identity has kernels for in a CUDA build of the
-    # library (a CPU-only build registers the CPU ones alone).
+    # providers: the execution providers the library found here registers the identity for: CUDA only
+    # where it has CUDA kernels and this machine can run them (the last line says why not).
+    cuda_line, cuda_here = _cuda_twins_line()
     names = max(len(f"{domain}::{name}") for domain, name, _ in manifest.identities()) + 2
     width = max(len(op.kernel) for _, _, op in manifest.identities()) + 2
     print(f"{'identity':<{names}}{'kernel':<{width}}{'providers':<11}inputs -> outputs")
     for domain, name, op in manifest.identities():
         identity = f"{domain}::{name}"
+        providers = [p for p in op.providers(identity) if p != "CUDA" or cuda_here]
         ins = ", ".join(t.name for t in op.inputs)
         outs = ", ".join(t.name for t in op.outputs)
-        print(f"{identity:<{names}}{op.kernel:<{width}}{'+'.join(op.providers(identity)):<11}({ins}) -> ({outs})")
-    print(f"\nCUDA kernels on this machine: {_cuda_twins_line()}")
+        print(f"{identity:<{names}}{op.kernel:<{width}}{'+'.join(providers):<11}({ins}) -> ({outs})")
+    print(f"\nONNX Runtime here: {_onnxruntime_line()}")
+    print(f"CUDA kernels on this machine: {cuda_line}")
     return 0
 
 
-def _cuda_twins_line() -> str:
-    """Whether the library found here registers its CUDA kernels (the CUDA of the providers column)."""
+def _onnxruntime_line() -> str:
+    """The onnxruntime this Python imports, its execution providers, and whether the library runs in it."""
+    try:
+        import onnxruntime
+    except ImportError as err:
+        return f"not installed ({err}): pip install onnxruntime (or onnxruntime-gpu for the GPU)"
+    version = onnxruntime.__version__
+    providers = ", ".join(p.removesuffix("ExecutionProvider") for p in onnxruntime.get_available_providers())
+    line = f"onnxruntime {version} (execution providers: {providers})"
+    major, minor = (int(part) if part.isdigit() else 0 for part in (version.split(".") + ["0"])[:2])
+    if (major, minor) < (1, 21):
+        line += "; opbridge's library needs onnxruntime >= 1.21: pip install -U onnxruntime"
+    elif "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+        line += "; no CUDA execution provider: for the GPU install onnxruntime-gpu instead of onnxruntime"
+    return line
+
+
+def _cuda_twins_line() -> tuple[str, bool]:
+    """Whether the library found here registers its CUDA kernels (the CUDA of the providers column),
+    in words, and as a boolean."""
     from opbridge._library import cuda_twins_blocker, library_path
 
     try:
         path = library_path()
         blocker = cuda_twins_blocker()
     except (FileNotFoundError, OSError) as err:
-        return f"unknown: the library could not be loaded ({err})"
+        return f"none: the library could not be loaded ({err})", False
     if blocker:
-        return f"not registered by {path}: {blocker}; every node runs on the CPU"
-    return f"registered by {path} for ONNX Runtime's CUDA execution provider"
+        return f"not registered by {path}: {blocker}; every node runs on the CPU", False
+    return f"registered by {path} for ONNX Runtime's CUDA execution provider", True
 
 
 def _cmd_check(args) -> int:

@@ -35,13 +35,14 @@ inline uint32_t Bits(float v) {
 }
 
 // The CUDA kernels of the products (attention, deformable convolution) against their CPU twins,
-// as the host runs their arithmetic: on a CPU with FMA (x86-64-v3 or v4), where the CPU kernels
-// fuse every multiply-add as the GPU does, the same bits; on an x86-64-v2 CPU, whose kernels round
-// each product, the same NaN places and infinities and the other values within `tolerance` relative.
+// as the host runs their arithmetic: on a CPU with FMA (x86-64-v3 or v4, aarch64), where the CPU
+// kernels fuse every multiply-add as the GPU does, the same bits; on an x86-64-v2 CPU, whose kernels
+// round each product, the same NaN places and infinities and the other values within `tolerance`
+// relative.
 inline void ExpectGpuArithmeticMatchesCpu(const std::vector<float>& cpu, const std::vector<float>& device,
                                           float tolerance, const char* what) {
   ASSERT_EQ(cpu.size(), device.size()) << what;
-  if (cpu::X86_64Level() >= 3) {
+  if (cpu::CpuKernelsFuseMultiplyAdds()) {
     EXPECT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float))) << what;
     return;
   }

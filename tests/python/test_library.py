@@ -3,6 +3,7 @@ Python and from a C++ application, and that every manifest identity is registere
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 import subprocess
@@ -225,6 +226,82 @@ def test_library_path_override(monkeypatch, tmp_path):
     assert opbridge.library_path() != str(missing)  # falls through to the next candidate
     monkeypatch.setenv("OPBRIDGE_LIBRARY", opbridge.library_path())
     assert Path(opbridge.library_path()).is_file()
+
+
+X86_64_V2_CPU = "processor\t: 0\nflags\t\t: fpu sse2 cx16 lahf_lm popcnt pni sse4_1 sse4_2 ssse3 avx2 fma\n"
+CORE2_CPU = "processor\t: 0\nflags\t\t: fpu sse2 cx16 lahf_lm pni ssse3\n"
+
+
+def test_platform_blocker_names_what_the_machine_lacks(tmp_path):
+    from opbridge._library import platform_blocker
+
+    (tmp_path / "v2").write_text(X86_64_V2_CPU)
+    (tmp_path / "core2").write_text(CORE2_CPU)
+    assert platform_blocker("linux", "x86_64", str(tmp_path / "v2")) == ""
+    assert platform_blocker("linux", "x86_64", str(tmp_path / "core2")) == (
+        f"this CPU lacks popcnt, sse4_1, sse4_2 ({tmp_path / 'core2'}): opbridge's library needs an x86-64-v2 CPU "
+        "(SSE4.2 and POPCNT: Intel since 2008, AMD since 2011)")
+    assert platform_blocker("linux", "aarch64", str(tmp_path / "core2")) == ""  # no x86 features on ARM
+    assert platform_blocker("darwin", "arm64") == (
+        "opbridge's library runs on Linux on x86-64 and aarch64 CPUs; this machine is darwin arm64")
+    assert platform_blocker("linux", "riscv64").endswith("this machine is linux riscv64")
+    assert platform_blocker() == ""  # this machine
+
+
+# A machine the library cannot run on, as the package sees it: platform.machine() says riscv64.
+ON_RISCV = "import platform; platform.machine = lambda: 'riscv64'\n"
+
+
+def test_unsupported_machine_is_one_sentence_not_a_crash(tmp_path):
+    """import opbridge warns, library_path() raises UnsupportedPlatformError, and `opbridge ops` still
+    lists every identity, with CPU only, and says why the library cannot be used."""
+    script = ON_RISCV + """
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import opbridge
+print("warning:", *[str(w.message) for w in caught if w.category is RuntimeWarning])
+try:
+    opbridge.library_path()
+except opbridge._library.UnsupportedPlatformError as err:
+    print("library_path:", err)
+from opbridge.cli import main
+main(["ops"])
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    reason = "opbridge's library runs on Linux on x86-64 and aarch64 CPUs; this machine is linux riscv64"
+    assert lines[0] == f"warning: opbridge's operators cannot run here: {reason}"
+    assert lines[1] == f"library_path: {reason}"
+    rows = [line.split() for line in lines if "::" in line.split(" ", 1)[0]]
+    assert len(rows) == len(list(manifest.identities())) and {row[2] for row in rows} == {"CPU"}
+    assert lines[-1] == f"CUDA kernels on this machine: none: the library could not be loaded ({reason})"
+
+
+def test_a_file_that_is_not_a_library_for_this_machine_is_named(tmp_path, monkeypatch, capsys):
+    not_a_library = tmp_path / "libopbridge_ort.so"
+    not_a_library.write_text("not an ELF file\n" * 64)  # shorter ones are "file too short"
+    monkeypatch.setenv("OPBRIDGE_LIBRARY", str(not_a_library))
+    with pytest.raises(OSError, match=f"^{re.escape(str(not_a_library))} cannot be loaded on this "
+                                      f"{re.escape(platform.machine())} machine: .*invalid ELF header"):
+        opbridge.library_info()
+    from opbridge.cli import main
+
+    assert main(["ops"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith(f"CUDA kernels on this machine: none: the library could not be loaded ({not_a_library}")
+
+
+def test_ops_command_names_the_onnxruntime_and_its_providers(capsys):
+    from opbridge.cli import main
+
+    assert main(["ops"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-2]
+    providers = ", ".join(p.removesuffix("ExecutionProvider") for p in ort.get_available_providers())
+    expected = f"ONNX Runtime here: onnxruntime {ort.__version__} (execution providers: {providers})"
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        expected += "; no CUDA execution provider: for the GPU install onnxruntime-gpu instead of onnxruntime"
+    assert line == expected
 
 
 def test_library_is_never_unloaded():

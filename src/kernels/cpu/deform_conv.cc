@@ -29,6 +29,7 @@
 #include <limits>
 
 #include "kernels/cpu/bilinear_taps.h"
+#include "kernels/cpu/cpu_level.h"
 #include "kernels/cpu/packed_gemm.h"
 #include "kernels/shared/deform_conv_taps.h"
 
@@ -104,7 +105,7 @@ struct TileJob {
 // Fills job.columns. Compiled for three x86-64 levels and chosen at load time: the sample
 // positions and the channel loop are where vector width pays (AVX-512 does 16 positions, or a
 // 16-channel run of one corner, per instruction).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void SampleTile(
+OPBRIDGE_CLONES_X86_V4_V3 void SampleTile(
     const TileJob& job) {
   const DeformConvParams& p = *job.params;
   const DeformConvArgs& a = *job.args;

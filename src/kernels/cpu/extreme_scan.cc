@@ -19,6 +19,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/cpu/cpu_level.h"
 #include "kernels/shared/extreme_scan.h"
 
 namespace opbridge::cpu {
@@ -41,7 +42,7 @@ constexpr int64_t kLine = 64;  // bytes per cache line
 // One step of `width` lanes: out = x where x replaces prev, else prev; out_index likewise with
 // `step` and prev_index.
 template <Extreme kWhich, class T>
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void LanesStep(
+OPBRIDGE_CLONES_X86_V3 void LanesStep(
     const T* __restrict x, const T* __restrict prev, const int64_t* __restrict prev_index, T* __restrict out,
     int64_t* __restrict out_index, int64_t width, int64_t step) {
   for (int64_t j = 0; j < width; ++j) {
@@ -54,7 +55,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void LanesStep(
 }
 
 template <Extreme kWhich, class T>
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void LanesStepValues(
+OPBRIDGE_CLONES_X86_V3 void LanesStepValues(
     const T* __restrict x, const T* __restrict prev, T* __restrict out, int64_t width) {
   for (int64_t j = 0; j < width; ++j) {
     const T v = x[j], p = prev[j];
@@ -150,7 +151,7 @@ inline void Transpose8(V* r) {
 }
 
 template <Extreme kWhich, bool kReverse, bool kIndices, class T>
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void EightRows(const T* __restrict in,
+OPBRIDGE_CLONES_X86_V3 void EightRows(const T* __restrict in,
                                                                             T* __restrict values,
                                                                             int64_t* __restrict indices,
                                                                             int64_t steps) {

@@ -10,7 +10,9 @@
 // multiply-adds), so results do not depend on the CPU level either.
 #include "kernels/cpu/grid_sample.h"
 
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <climits>
@@ -123,7 +125,7 @@ __attribute__((always_inline)) inline void MakeBlocks(const Geometry& g, const f
   }
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void MakeBorderedTaps(
+OPBRIDGE_CLONES_X86_V4_V3 void MakeBorderedTaps(
     const Geometry& g, const float* grid, int64_t count, BorderedTaps* blocks) {
   if (g.p.padding == GridPadding::kZeros) {
     MakeBlocks<true>(g, grid, count, blocks);
@@ -158,6 +160,7 @@ void SampleBorderedBaseline(const BorderedTaps* blocks, int64_t count, const flo
   for (int64_t i = 0; i < count; ++i) out[i] = SampleBordered(blocks[i / kLanes], i % kLanes, plane, stride);
 }
 
+#if defined(__x86_64__)
 // Points 0 1 4 5 2 3 6 7 of a vector back in order.
 __attribute__((target("avx2"))) inline __m256 InPointOrder(__m256 v) {
   return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8));
@@ -197,12 +200,17 @@ __attribute__((target("avx2"))) void SampleBorderedAvx2(const BorderedTaps* bloc
   }
   for (int64_t i = full * 8; i < count; ++i) out[i] = SampleBordered(blocks[i / kLanes], i % kLanes, plane, stride);
 }
+#endif  // __x86_64__
 
 using BorderedSampler = void (*)(const BorderedTaps*, int64_t, const float*, int64_t, float*);
 
 BorderedSampler BorderedSamplerForThisCpu() {
+#if defined(__x86_64__)
   static const BorderedSampler best = X86_64Level() >= 3 ? SampleBorderedAvx2 : SampleBorderedBaseline;
   return best;
+#else  // aarch64 has no gather: the plain loop (the same sums in the same order)
+  return SampleBorderedBaseline;
+#endif
 }
 
 // Bilinear interpolation through bordered planes (see above), or false when the sampling is too

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/cpu_level.h"
 #include "kernels/shared/group_norm_stats.h"
 
 namespace opbridge::cpu {
@@ -75,7 +76,7 @@ __attribute__((always_inline)) inline double SumLaneVectors(const Doubles v[kLan
 // tree (SumLaneVectors). The lanes are taken 2 * kVector at a time, two vector accumulators each for
 // the sum and the sum of squares: two independent chains of additions hide their latency (one took
 // 17% longer on AVX-512), and more would not fit AVX2's 16 registers.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) Moments ChunkMoments(
+OPBRIDGE_CLONES_X86_V4_V3 Moments ChunkMoments(
     const float* __restrict x, int64_t count, double shift) {
   Doubles sums[kLanes / kVector], squares[kLanes / kVector];
   const int64_t rows = count / kLanes;  // full rows of kLanes values
@@ -108,7 +109,7 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) Mo
 
 // y = (x - mean) * a + b over [0, count). No fused multiply-add (-ffp-contract=off): the same
 // bits at every CPU level.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void NormalizeValues(
+OPBRIDGE_CLONES_X86_V4_V3 void NormalizeValues(
     const float* __restrict x, int64_t count, float mean, float a, float b, float* __restrict y) {
   for (int64_t i = 0; i < count; ++i) y[i] = (x[i] - mean) * a + b;
 }

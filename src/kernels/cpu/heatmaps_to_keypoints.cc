@@ -21,6 +21,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/cpu_level.h"
 #include "kernels/cpu/interpolate.h"
 #include "kernels/shared/heatmap_keypoint.h"
 
@@ -56,7 +57,7 @@ struct BandTaps {
 // Whether any of values[0, count) could change the argmax: not below `value` (equal, greater or
 // NaN). Once the running maximum is found most band rows have none, and this test is a vector
 // compare per 8 samples where Argmax::Scan is a branch per sample.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) bool AnyNotBelow(const float* __restrict values,
+OPBRIDGE_CLONES_X86_V3 bool AnyNotBelow(const float* __restrict values,
                                                                             int64_t count, float value) {
   int32_t n = 0;  // a count rather than a bool: GCC vectorises this reduction
   ForEachInBlocksOf8(count, [&](int64_t x) { n += values[x] < value ? 0 : 1; });
@@ -64,7 +65,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) bool AnyNotBelow(con
 }
 
 // The column taps of band columns [x0, x0 + count) of an out_w-wide resize of a map_w-wide map.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void MakeBandTaps(float scale, int64_t x0, int64_t count,
+OPBRIDGE_CLONES_X86_V3 void MakeBandTaps(float scale, int64_t x0, int64_t count,
                                                                              int64_t map_w, const BandTaps& taps) {
   for (int64_t x = 0; x < count; ++x) {
     const CubicTap t = CubicSourceTap(scale, x0 + x, map_w);
@@ -76,12 +77,12 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void MakeBandTaps(fl
 }
 
 // The taps of output row y (a function of its own for the x86-64-v3 build).
-__attribute__((target_clones("arch=x86-64-v3", "default"))) CubicTap RowTap(float scale, int64_t y, int64_t map_h) {
+OPBRIDGE_CLONES_X86_V3 CubicTap RowTap(float scale, int64_t y, int64_t map_h) {
   return CubicSourceTap(scale, y, map_h);
 }
 
 // Row pass of one source row over a band: out[x] = the four-tap sum along the row at column x.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void RowPass(const float* __restrict row,
+OPBRIDGE_CLONES_X86_V3 void RowPass(const float* __restrict row,
                                                                         const BandTaps& taps, int64_t count,
                                                                         float* __restrict out) {
   const int64_t *i0 = taps.index[0], *i1 = taps.index[1], *i2 = taps.index[2], *i3 = taps.index[3];
@@ -92,7 +93,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void RowPass(const f
 }
 
 // Column pass: out[x] = the four-tap sum of the row passes t0..t3 with one output row's weights.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void ColumnPass(
+OPBRIDGE_CLONES_X86_V3 void ColumnPass(
     const float* __restrict t0, const float* __restrict t1, const float* __restrict t2, const float* __restrict t3,
     const float* w, int64_t count, float* __restrict out) {
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];

@@ -32,12 +32,12 @@
 #include <limits>
 #include <new>
 
+#include "kernels/cpu/cpu_level.h"
 #include "kernels/shared/inverse_lu.h"
 
 namespace opbridge::cpu {
 namespace {
 
-#define OPBRIDGE_INVERSE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #define OPBRIDGE_INLINE __attribute__((always_inline)) inline
 
 // Matrices per lane group: one AVX-512 vector of float32 (two AVX2 vectors, four SSE ones).
@@ -139,7 +139,7 @@ OPBRIDGE_INLINE void InvertLaneGroup(const float* in, int64_t count, float* out,
 }
 
 // Inverts `count` matrices of order m <= kInverseLaneMaxOrder, kLanes at a time.
-OPBRIDGE_INVERSE_CLONES void InvertSmall(int64_t m, const float* in, int64_t count, float* out, int32_t* info) {
+OPBRIDGE_CLONES_X86_V4_V3 void InvertSmall(int64_t m, const float* in, int64_t count, float* out, int32_t* info) {
   const int64_t size = m * m;
   for (int64_t first = 0; first < count; first += kLanes) {
     const int64_t n = std::min<int64_t>(kLanes, count - first);
@@ -284,7 +284,7 @@ OPBRIDGE_INLINE void SolveIdentity(const Workspace& w, int64_t m) {
   }
 }
 
-OPBRIDGE_INVERSE_CLONES void InvertLarge(int64_t m, const float* in, int64_t count, float* out, int32_t* info,
+OPBRIDGE_CLONES_X86_V4_V3 void InvertLarge(int64_t m, const float* in, int64_t count, float* out, int32_t* info,
                                          const Workspace& w) {
   const int64_t s = w.stride;
   for (int64_t b = 0; b < count; ++b) {

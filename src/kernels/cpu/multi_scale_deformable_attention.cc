@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/cpu/bilinear_taps.h"
+#include "kernels/cpu/cpu_level.h"
 #include "kernels/shared/msda_taps.h"
 
 namespace opbridge::cpu {
@@ -82,7 +83,7 @@ void QueryTaps(const Job& job, int64_t n, int64_t q, PointTaps* taps) {
 
 // The outputs of queries [q_begin, q_end) of image n. Compiled for three x86-64 levels and chosen
 // at load time: the channel loop is where vector width pays.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void RunQueries(
+OPBRIDGE_CLONES_X86_V4_V3 void RunQueries(
     const Job& job, int64_t n, int64_t q_begin, int64_t q_end, PointTaps* taps) {
   const MsdaDims& d = *job.dims;
   const int64_t channels = d.channels, head_points = d.levels * d.points;

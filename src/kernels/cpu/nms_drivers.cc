@@ -3,25 +3,41 @@
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 namespace opbridge::cpu {
 
+#if defined(__SSE2__) || defined(__ARM_NEON)
+namespace {
+// Whether any of the 16 scores at p is > threshold (a NaN never is).
+bool AnyOfSixteenAbove(const float* p, float threshold) {
+#if defined(__SSE2__)
+  const __m128 t = _mm_set1_ps(threshold);
+  const __m128 a = _mm_cmpgt_ps(_mm_loadu_ps(p), t), b = _mm_cmpgt_ps(_mm_loadu_ps(p + 4), t);
+  const __m128 c = _mm_cmpgt_ps(_mm_loadu_ps(p + 8), t), d = _mm_cmpgt_ps(_mm_loadu_ps(p + 12), t);
+  return _mm_movemask_ps(_mm_or_ps(_mm_or_ps(a, b), _mm_or_ps(c, d))) != 0;
+#else
+  const float32x4_t t = vdupq_n_f32(threshold);
+  const uint32x4_t a = vcgtq_f32(vld1q_f32(p), t), b = vcgtq_f32(vld1q_f32(p + 4), t);
+  const uint32x4_t c = vcgtq_f32(vld1q_f32(p + 8), t), d = vcgtq_f32(vld1q_f32(p + 12), t);
+  return vmaxvq_u32(vorrq_u32(vorrq_u32(a, b), vorrq_u32(c, d))) != 0;
+#endif
+}
+}  // namespace
+#endif
+
 // Writes the positions and values of the scores > threshold (a NaN never is) and returns their
 // count. Most scores of a multi-class problem are below the threshold, so blocks of 16 are
-// compared at once (SSE on x86-64, which every x86-64 CPU has) and only blocks holding a
-// candidate are walked one by one.
+// compared at once (SSE on x86-64, NEON on aarch64: every CPU of either has them) and only blocks
+// holding a candidate are walked one by one.
 int64_t FilterAbove(const float* scores, int64_t n, float threshold, int32_t* positions, float* values) {
   int64_t count = 0;
   int64_t i = 0;
-#if defined(__SSE2__)
-  const __m128 t = _mm_set1_ps(threshold);
+#if defined(__SSE2__) || defined(__ARM_NEON)
   for (; i + 16 <= n; i += 16) {
-    const __m128 a = _mm_cmpgt_ps(_mm_loadu_ps(scores + i), t);
-    const __m128 b = _mm_cmpgt_ps(_mm_loadu_ps(scores + i + 4), t);
-    const __m128 c = _mm_cmpgt_ps(_mm_loadu_ps(scores + i + 8), t);
-    const __m128 d = _mm_cmpgt_ps(_mm_loadu_ps(scores + i + 12), t);
-    if (_mm_movemask_ps(_mm_or_ps(_mm_or_ps(a, b), _mm_or_ps(c, d))) == 0) continue;
+    if (!AnyOfSixteenAbove(scores + i, threshold)) continue;
     for (int64_t k = i; k < i + 16; ++k) {
       if (scores[k] > threshold) {
         positions[count] = static_cast<int32_t>(k);

@@ -7,11 +7,12 @@
 // micro-kernel streams (PackWeights) and reused by every tile of every image. Each output
 // element is one chain of fused multiply-adds over k = 0 .. K-1 in order (no reassociation),
 // so results do not depend on tiling or thread count, and are the same on every CPU with FMA
-// (x86-64-v3 and v4); x86-64-v2 CPUs have no FMA and round each product separately.
+// (x86-64-v3 and v4, every aarch64 CPU); x86-64-v2 CPUs have no FMA and round each product
+// separately.
 //
 // Single-threaded: callers run it from their own tasks on ORT's pool. Compiled for three x86-64
-// levels and chosen at run time, like the other vector code. See DEVELOPERS.md for why this is
-// our own micro-kernel and not a BLAS library's GEMM.
+// levels and chosen at run time, like the other vector code, and once for aarch64 (NEON). See
+// DEVELOPERS.md for why this is our own micro-kernel and not a BLAS library's GEMM.
 #pragma once
 
 #include <cstddef>

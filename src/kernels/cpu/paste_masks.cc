@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "kernels/cpu/cpu_level.h"
 #include "kernels/cpu/interpolate.h"
 #include "kernels/shared/paste_masks_pixel.h"
 
@@ -31,7 +32,7 @@ struct ColumnTaps {
 // `a * b + c * d` fused by PyTorch's FMA builds as fma(a, b, c * d).
 // Compiled for x86-64-v3 too, where std::fma is one instruction instead of a libm call; the
 // results are identical.
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void PasteRowGeneric(
+OPBRIDGE_CLONES_X86_V3 void PasteRowGeneric(
     const float* r0, const float* r1, float lh0, float lh1, ColumnTaps cols, int64_t count, float* out) {
   for (int64_t x = 0; x < count; ++x) {
     const float l0 = cols.l0[x], l1 = cols.l1[x];
@@ -43,7 +44,7 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void PasteRowGeneric
 // The same for PyTorch's channels-last kernel (output h + w <= 128; with one channel it runs its
 // scalar tail): four combined weights lh * lw, then
 // v00*w00 + v01*w01 + v10*w10 + v11*w11 as fma(v11, w11, fma(v10, w10, fma(v00, w00, v01*w01))).
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void PasteRowChannelsLast(
+OPBRIDGE_CLONES_X86_V3 void PasteRowChannelsLast(
     const float* r0, const float* r1, float lh0, float lh1, ColumnTaps cols, int64_t count, float* out) {
   for (int64_t x = 0; x < count; ++x) {
     const float l0 = cols.l0[x], l1 = cols.l1[x];

@@ -137,6 +137,7 @@ typedef float Floats4 __attribute__((vector_size(16)));
 typedef float Floats8 __attribute__((vector_size(32)));
 typedef float Floats16 __attribute__((vector_size(64)));
 
+#if defined(__x86_64__)
 __attribute__((target("arch=x86-64-v4"))) void SoftmaxRowsV4(float* scores, int64_t count, int64_t keys,
                                                              int64_t scores_stride, const float* mask, float* attn) {
   SoftmaxRows<Floats16, true>(scores, count, keys, scores_stride, mask, attn);
@@ -148,20 +149,31 @@ __attribute__((target("arch=x86-64-v3"))) void SoftmaxRowsV3(float* scores, int6
 void SoftmaxRowsV2(float* scores, int64_t count, int64_t keys, int64_t scores_stride, const float* mask, float* attn) {
   SoftmaxRows<Floats4, false>(scores, count, keys, scores_stride, mask, attn);
 }
+#else
+// aarch64: NEON's four lanes, the exp's multiply-adds fused as at x86-64-v3 and v4 (the same bits).
+void SoftmaxRowsNeon(float* scores, int64_t count, int64_t keys, int64_t scores_stride, const float* mask,
+                     float* attn) {
+  SoftmaxRows<Floats4, true>(scores, count, keys, scores_stride, mask, attn);
+}
+#endif
 
 }  // namespace
 
 namespace detail {
 
 int AttentionSoftmaxVariants(AttentionSoftmax* variants, int capacity) {
-  const int level = X86_64Level();
   int count = 0;
   auto add = [&](AttentionSoftmax f) {
     if (count < capacity) variants[count++] = f;
   };
+#if defined(__x86_64__)
+  const int level = X86_64Level();
   if (level >= 4) add(SoftmaxRowsV4);
   if (level >= 3) add(SoftmaxRowsV3);
   add(SoftmaxRowsV2);
+#else
+  add(SoftmaxRowsNeon);
+#endif
   return count;
 }
 
