@@ -129,6 +129,13 @@ setup_cuda_toolkit() {
   [ -e "$CUDA_HOME_DIR/lib64" ] || ln -s lib "$CUDA_HOME_DIR/lib64"
 }
 
+# zig (the ziglang wheel in .venv, requirements.txt) links the library against glibc 2.28's symbols
+# (CMakeLists.txt: OPBRIDGE_GLIBC_2_28), so that build/'s library is the one the wheels carry.
+setup_zig() {
+  ZIG="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/ziglang/zig"
+  [ -x "$ZIG" ] || { echo "run.sh: $ZIG is missing: the ziglang wheel did not install" >&2; return 1; }
+}
+
 # install_into_cache PACKAGE VERSION [DIR]: PACKAGE==VERSION pip-installed without its dependencies
 # into DIR (default .cache/PACKAGE-VERSION), once: a stamp file marks a finished install.
 install_into_cache() {
@@ -151,13 +158,15 @@ setup() {
   setup_ort_headers
   setup_venv
   setup_cuda_toolkit
+  setup_zig
   setup_deploy_venv
   setup_ort_runtimes
   setup_tritonclient
   setup_serve_venv
 }
 
-# build/: the library with its CUDA kernels, the C++ tests and the kernel benchmarks. The CUDA
+# build/: the library with its CUDA kernels, linked as the wheels link it (glibc 2.28's symbols), the
+# C++ tests and the kernel benchmarks. The CUDA
 # kernels are compiled for the GPUs the project's test machines have (Hopper, sm_90: H100 and
 # H200) unless OPBRIDGE_CUDA_ARCHITECTURES says otherwise (CMake's list, e.g. "75-real;90"; the
 # default of CMakeLists.txt, what a release carries, is sm_75 to sm_90 plus PTX). The configure
@@ -167,7 +176,8 @@ build() {
   setup
   export PATH="$VENV/bin:$PATH"
   local args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_BUILD_BENCHMARKS=ON
-              -DOPBRIDGE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="$OPBRIDGE_CUDA_ARCHITECTURES")
+              -DOPBRIDGE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="$OPBRIDGE_CUDA_ARCHITECTURES"
+              -DOPBRIDGE_GLIBC_2_28=ON -DOPBRIDGE_ZIG="$ZIG")
   if [ ! -f "$BUILD/build.ninja" ] || [ "$(cat "$BUILD/.opbridge-configure" 2>/dev/null)" != "${args[*]}" ]; then
     cmake -S "$ROOT" -B "$BUILD" "${args[@]}" >/dev/null
     echo "${args[*]}" > "$BUILD/.opbridge-configure"
