@@ -31,6 +31,15 @@ Status LaunchStatus(const char* kernel, Stream stream);
 // Threads per block of the element-wise kernels. Every output element is computed by one thread
 // from the element's index alone, so results do not depend on this or on the grid size.
 constexpr int kThreads = 256;
+// Blocks of kThreads per SM for a __launch_bounds__ that caps a kernel's registers: `wanted`, or on a
+// GPU whose SM holds fewer threads than that (1,024 on Turing, sm_75; 1,536 or 2,048 from sm_80 on)
+// as many as fit, which ptxas otherwise refuses ("threads per SM out of range"). __CUDA_ARCH__ is
+// the architecture being compiled, so each of a release build's architectures gets its own.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define OPBRIDGE_BLOCKS_PER_SM(wanted) ((wanted) * kThreads <= 1024 ? (wanted) : 1024 / kThreads)
+#else
+#define OPBRIDGE_BLOCKS_PER_SM(wanted) (wanted)
+#endif
 // Blocks for `count` elements, one element per thread, capped: the kernels loop over the rest
 // (grid-stride), so any count fits CUDA's grid limits.
 inline unsigned int BlocksFor(int64_t count) {

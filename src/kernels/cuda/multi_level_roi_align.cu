@@ -34,9 +34,10 @@ __global__ void LeveledRoiPlanKernel(RoiAlignParams p, const __grid_constant__ s
 }
 
 // At most 48 registers a thread (5 blocks of 256 threads an SM: 62% occupancy; at 40 it spills 56
-// bytes): the gathers' latency is hidden by the warps in flight (kernels/cuda/roi_align.cu).
+// bytes): the gathers' latency is hidden by the warps in flight (kernels/cuda/roi_align.cu). On
+// Turing, whose SM holds 4 such blocks, at most 64.
 template <class Index>
-__global__ void __launch_bounds__(kThreads, 5) LeveledRoiAlignKernel(RoiAlignParams p, const shared::RoiPlan* plans,
+__global__ void __launch_bounds__(kThreads, OPBRIDGE_BLOCKS_PER_SM(5)) LeveledRoiAlignKernel(RoiAlignParams p, const shared::RoiPlan* plans,
                                       const __grid_constant__ shared::FeatureMaps maps, int64_t channels, Index count,
                                       const unsigned long long* call_samples, float* output) {
   // Over the call's work limit, the CPU ops refuse the whole call: every element is NaN (written by

@@ -33,7 +33,7 @@ namespace {
 // 14x14 mask heads; 1000 RoIs of 256 channels make 8,000 blocks.
 constexpr int64_t kRoiTileChannels = 32;
 // At most 40 registers a thread (6 blocks of 256 threads an SM, 75% occupancy): the gathers' latency
-// is hidden by the warps in flight.
+// is hidden by the warps in flight. On Turing, whose SM holds 4 such blocks, at most 64.
 constexpr int kRoiAlignBlocksPerSm = 6;
 
 // A RoI whose taps do not fit, out of line: its per-sample tap arithmetic (divisions, 64-bit sample
@@ -61,7 +61,7 @@ __global__ void RoiWorkKernel(RoiAlignParams p, const float* rois, int64_t num_r
 
 // Mode is a template argument, so that each kernel holds one pooling loop.
 template <class Index, RoiPoolMode Mode>
-__global__ void __launch_bounds__(kThreads, kRoiAlignBlocksPerSm)
+__global__ void __launch_bounds__(kThreads, OPBRIDGE_BLOCKS_PER_SM(kRoiAlignBlocksPerSm))
     RoiAlignKernel(RoiAlignParams params, const float* rois, int64_t batch, const float* input, int64_t channels,
                    Index height, Index width, int64_t tiles_per_roi, int64_t tiles,
                    const unsigned long long* call_samples, float* output) {
