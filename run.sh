@@ -4,6 +4,7 @@
 #   ./run.sh demo     set up, build, then export a small detector, run it in ORT and verify it
 #   ./run.sh test     set up, build, then run every test (C++ kernels, library through ORT, export)
 #   ./run.sh bench    set up, build, then benchmark against ORT built-ins and PyTorch eager
+#   ./run.sh wheels   set up, then build the release wheels (x86-64 with CUDA, aarch64) into dist/
 #   ./run.sh setup    only install what is missing (Debian packages, ORT headers, .venv)
 #   ./run.sh build    setup, then build the C++ library and tests into build/
 #
@@ -16,9 +17,10 @@ CACHE="$ROOT/.cache"
 VENV="$ROOT/.venv"
 BUILD="$ROOT/build"
 ORT_HEADERS_VERSION="1.21.0"
-# qemu-user runs the C++ tests as older CPUs see them (below); libeigen3-dev is for the kernel
-# benchmarks' GEMM comparison only.
-APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev qemu-user)
+# qemu-user runs the C++ tests as older CPUs see them, and the aarch64 build (below);
+# g++-aarch64-linux-gnu cross-compiles that build (with the aarch64 glibc and libstdc++ it runs on);
+# libeigen3-dev is for the kernel benchmarks' GEMM comparison only.
+APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev qemu-user g++-aarch64-linux-gnu)
 
 # Each message carries the seconds since run.sh started, so a slow CI run shows which step grew.
 log() { printf '[run.sh %4ds] %s\n' "$SECONDS" "$*" >&2; }
@@ -38,6 +40,25 @@ setup_debian_packages() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# The machine's own Debian mirror (one-line or deb822 sources), else Debian's default one, for the
+# private apt configurations below (and tools/aarch64_python.sh's).
+debian_mirror() {
+  local mirror
+  mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+            | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n1 | tr -d ' ' || true)"
+  mirror="${mirror:-http://deb.debian.org/debian}"
+  echo "${mirror%/}"
+}
+
+# PRIVATE_APT_OPTIONS: apt-get options that make DIR (with DIR/sources.list, DIR/lists/partial and
+# DIR/archives/partial) apt's whole state, so that the system's sources, lists and caches are left
+# alone (Dir::Cache too: with apt's default configuration, update rewrites /var/cache/apt/*.bin).
+private_apt_options() {
+  PRIVATE_APT_OPTIONS=(-o "Dir::Etc::SourceList=$1/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+                       -o "Dir::State::Lists=$1/lists" -o "Dir::Cache=$1" -o "Dir::Cache::Archives=$1/archives"
+                       -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
+}
+
 # The ORT C API headers 1.21 come from Debian 13's libonnxruntime-dev, fetched with a private
 # apt configuration (the system's sources are left alone) and unpacked into .cache.
 setup_ort_headers() {
@@ -50,15 +71,9 @@ setup_ort_headers() {
   log "fetching ORT $ORT_HEADERS_VERSION headers (Debian trixie libonnxruntime-dev)"
   local apt_dir="$CACHE/apt-trixie"
   mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
-  local mirror
-  # The machine's own Debian mirror (one-line or deb822 sources), else Debian's default one.
-  mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
-            | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -n1 | tr -d ' ' || true)"
-  mirror="${mirror:-http://deb.debian.org/debian}"
-  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} trixie main" > "$apt_dir/sources.list"
-  local opts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
-              -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache::Archives=$apt_dir/archives"
-              -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root")
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(debian_mirror) trixie main" > "$apt_dir/sources.list"
+  private_apt_options "$apt_dir"
+  local opts=("${PRIVATE_APT_OPTIONS[@]}")
   apt-get "${opts[@]}" update -qq
   (cd "$apt_dir" && apt-get "${opts[@]}" download "libonnxruntime-dev=$ORT_HEADERS_VERSION*" >/dev/null)
   rm -rf "$CACHE/ort-$ORT_HEADERS_VERSION"
@@ -172,17 +187,86 @@ setup() {
 # default of CMakeLists.txt, what a release carries, is sm_75 to sm_90 plus PTX). The configure
 # step reruns when its arguments change (they are kept in build/.opbridge-configure).
 OPBRIDGE_CUDA_ARCHITECTURES="${OPBRIDGE_CUDA_ARCHITECTURES:-90}"
+# build/'s CMake arguments (also those of the wheel ./run.sh test makes from build/).
+build_args() {
+  BUILD_ARGS=(-DCMAKE_BUILD_TYPE=Release -DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_BUILD_BENCHMARKS=ON
+              -DOPBRIDGE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="$OPBRIDGE_CUDA_ARCHITECTURES"
+              -DOPBRIDGE_GLIBC_2_28=ON -DOPBRIDGE_ZIG="$ZIG")
+}
 build() {
   setup
   export PATH="$VENV/bin:$PATH"
-  local args=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_BUILD_BENCHMARKS=ON
-              -DOPBRIDGE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES="$OPBRIDGE_CUDA_ARCHITECTURES"
-              -DOPBRIDGE_GLIBC_2_28=ON -DOPBRIDGE_ZIG="$ZIG")
+  build_args
+  local args=(-G Ninja "${BUILD_ARGS[@]}")
   if [ ! -f "$BUILD/build.ninja" ] || [ "$(cat "$BUILD/.opbridge-configure" 2>/dev/null)" != "${args[*]}" ]; then
     cmake -S "$ROOT" -B "$BUILD" "${args[@]}" >/dev/null
     echo "${args[*]}" > "$BUILD/.opbridge-configure"
   fi
   cmake --build "$BUILD"
+}
+
+# ---- Wheels ----------------------------------------------------------------------------------------
+
+# build_wheel BUILD_DIR OUT_DIR [CMAKE_ARGS...]: the wheel of the package (pyproject.toml:
+# scikit-build-core) built in BUILD_DIR with CMAKE_ARGS (-DNAME=VALUE, as cmake takes them), its
+# library linked for glibc 2.28, then checked and tagged by auditwheel for the oldest glibc it can
+# claim (auditwheel repair --plat auto: nothing is grafted, the library needs no other library) into
+# OUT_DIR. A BUILD_DIR already built with the same arguments only relinks. A cross-built wheel
+# (CMAKE_TOOLCHAIN_FILE) is tagged for its processor first (scikit-build-core tags the build
+# machine's). Prints the wheel's path.
+build_wheel() {
+  local build_dir="$1" out_dir="$2"
+  shift 2
+  local defines=() arg processor=x86_64 raw status=0
+  for arg in "$@"; do
+    defines+=("--config-settings=cmake.define.${arg#-D}")
+    [[ "$arg" == -DCMAKE_TOOLCHAIN_FILE=*aarch64* ]] && processor=aarch64
+  done
+  raw="$(mktemp -d)"
+  PATH="$VENV/bin:$PATH" "$VENV/bin/python" -m pip wheel "$ROOT" --no-build-isolation --no-deps -q \
+    --disable-pip-version-check -w "$raw" "--config-settings=build-dir=$build_dir" "${defines[@]}" >&2 || status=1
+  if [ "$status" -eq 0 ] && [ "$processor" != x86_64 ]; then
+    "$VENV/bin/python" -m wheel tags --remove --platform-tag "linux_$processor" "$raw"/opbridge-*.whl >/dev/null \
+      || status=1
+  fi
+  mkdir -p "$out_dir"
+  [ "$status" -eq 0 ] && { PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" repair --plat auto --only-plat \
+                              -w "$out_dir" "$raw"/opbridge-*.whl >&2 || status=1; }
+  rm -rf "$raw"
+  [ "$status" -eq 0 ] || return 1
+  ls -t "$out_dir"/opbridge-*"$processor".whl | head -n 1
+}
+
+# What every wheel's CMake build takes: the ORT headers, and the link for glibc 2.28.
+wheel_args() { WHEEL_ARGS=(-DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_GLIBC_2_28=ON -DOPBRIDGE_ZIG="$ZIG"); }
+
+# ./run.sh wheels: the release wheels, into dist/ (each built in its own build-wheel-<processor>/):
+# - x86-64: the CPU kernels and the CUDA kernels of every identity, for Turing to Hopper plus PTX
+#   (CMakeLists.txt's release list; OPBRIDGE_WHEEL_CUDA_ARCHITECTURES replaces it), one wheel for CPU and
+#   GPU users: without an NVIDIA driver for CUDA 13 the CUDA kernels are not registered;
+# - aarch64: the CPU kernels, cross-compiled with Debian's aarch64 GCC
+#   (cmake/toolchains/aarch64-linux-gnu.cmake).
+WHEEL_DIR="$ROOT/dist"
+AARCH64_TOOLCHAIN="$ROOT/cmake/toolchains/aarch64-linux-gnu.cmake"
+wheels() {
+  setup
+  # The same wheels, byte for byte, from the same commit: their files dated by it, not by the clock
+  # (scikit-build-core and auditwheel both honour SOURCE_DATE_EPOCH).
+  export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git -C "$ROOT" log -1 --format=%ct)}"
+  local cuda=(-DOPBRIDGE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC")
+  [ -n "${OPBRIDGE_WHEEL_CUDA_ARCHITECTURES:-}" ] && cuda+=(-DCMAKE_CUDA_ARCHITECTURES="$OPBRIDGE_WHEEL_CUDA_ARCHITECTURES")
+  wheel_args
+  log "x86-64 wheel (CPU and CUDA kernels) in build-wheel-x86_64/"
+  build_wheel "$ROOT/build-wheel-x86_64" "$WHEEL_DIR" "${WHEEL_ARGS[@]}" "${cuda[@]}"
+  log "aarch64 wheel (CPU kernels) in build-wheel-aarch64/"
+  build_wheel "$ROOT/build-wheel-aarch64" "$WHEEL_DIR" "${WHEEL_ARGS[@]}" -DCMAKE_TOOLCHAIN_FILE="$AARCH64_TOOLCHAIN"
+  local processor wheel status=0
+  for processor in x86_64 aarch64; do
+    wheel="$(ls -t "$WHEEL_DIR"/opbridge-*"$processor".whl | head -n 1)"
+    PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$wheel"
+    "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$wheel" "$processor" || status=1
+  done
+  return "$status"
 }
 
 # ---- The library tests again: under the sanitizers, and in the oldest and newest ORT -------------
@@ -307,6 +391,84 @@ test_ort_runtime() {
       "${LIBRARY_TESTS_DESELECT[@]}"
 }
 
+# ---- What users install: the wheels, tested as installed ------------------------------------------
+
+# The x86-64 wheel made from build/ (its library relinked, nothing recompiled: the recipe of
+# ./run.sh wheels with build/'s CUDA architectures), installed with pip into a new virtual
+# environment whose PATH has no compiler, with onnxruntime, onnx, numpy and pytest at the lock's
+# pins and no torch; there the package's torch-free library tests (the conformance suite: every
+# identity's contract, errors and thread counts; opbridge check) run against the installed copy
+# (OPBRIDGE_TEST_INSTALLED=1, conftest.py), and `opbridge ops` lists what the source build lists.
+test_installed_wheel() {
+  local dir status=0 wheel
+  dir="$(mktemp -d)"
+  build_args
+  wheel="$(build_wheel "$BUILD" "$dir/wheels" "${BUILD_ARGS[@]}" -DOPBRIDGE_BUILD_TESTS=ON)" || return 1
+  PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$wheel"
+  "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$wheel" x86_64 || status=1
+  # A PATH of the few programs the tests start, and no compiler.
+  mkdir -p "$dir/bin"
+  local tool
+  for tool in sh bash env readelf; do ln -s "$(command -v "$tool")" "$dir/bin/$tool"; done
+  python3 -m venv "$dir/venv"
+  local path="$dir/venv/bin:$dir/bin"
+  if PATH="$path" command -v cc gcc g++ c++ clang nvcc >/dev/null; then
+    log "a compiler is on the clean environment's PATH"; rm -rf "$dir"; return 1
+  fi
+  PATH="$path" "$dir/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" onnxruntime onnx numpy \
+    pytest pytest-xdist -c "$ROOT/requirements.lock" || status=1
+  if [ "$status" -eq 0 ]; then
+    (cd "$dir" && PATH="$path" OPBRIDGE_TEST_INSTALLED=1 "$dir/venv/bin/python" -m pytest \
+       "$ROOT/tests/python/test_conformance.py" "$ROOT/tests/python/test_check.py" -q -p no:cacheprovider -n 2 \
+       --each-value-once --rootdir "$ROOT/tests/python") || status=1
+    # The listing of every identity, and the onnxruntime line, as the source build's.
+    PATH="$path" "$dir/venv/bin/python" -m opbridge ops | head -n -1 > "$dir/installed.txt" || status=1
+    "$VENV/bin/python" -m opbridge ops | head -n -1 > "$dir/source.txt"
+    diff "$dir/source.txt" "$dir/installed.txt" || { log "opbridge ops differs from the source build's"; status=1; }
+  fi
+  rm -rf "$dir"
+  return "$status"
+}
+
+# aarch64, under emulation (qemu-user; timings mean nothing there): build-aarch64/ is the aarch64
+# wheel's build (Debian's cross GCC, linked for glibc 2.28) with the C++ tests, which run under
+# qemu-aarch64 with Debian's aarch64 glibc; then the wheel, installed into an aarch64 CPython with the
+# registry's aarch64 onnxruntime and numpy (tools/aarch64_python.sh), runs every identity on the
+# conformance suite's inputs and must give the x86-64 library's outputs (tests/wheels).
+BUILD_AARCH64="$ROOT/build-aarch64"
+AARCH64_PYTHON_DIR="$CACHE/aarch64-python"
+# shellcheck source=tools/aarch64_python.sh
+source "$ROOT/tools/aarch64_python.sh"
+
+build_aarch64_wheel() {
+  wheel_args
+  build_wheel "$BUILD_AARCH64" "$BUILD_AARCH64/dist" "${WHEEL_ARGS[@]}" -DOPBRIDGE_BUILD_TESTS=ON \
+    -DCMAKE_TOOLCHAIN_FILE="$AARCH64_TOOLCHAIN" >/dev/null
+}
+
+test_cpp_aarch64() {
+  qemu-aarch64 -L /usr/aarch64-linux-gnu "$BUILD_AARCH64/opbridge_cpp_tests" --gtest_brief=1
+}
+
+test_wheel_aarch64() {
+  local dir status=0 wheel
+  dir="$(mktemp -d)"
+  wheel="$(ls -t "$BUILD_AARCH64"/dist/opbridge-*aarch64.whl | head -n 1)"
+  PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$wheel"
+  "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$wheel" aarch64 || status=1
+  setup_aarch64_python "$AARCH64_PYTHON_DIR" || return 1
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir/site" \
+    --platform manylinux_2_27_aarch64 --python-version 3.11 --implementation cp --only-binary=:all: "$wheel" \
+    || status=1
+  "$VENV/bin/python" "$ROOT/tests/wheels/save_cases.py" "$dir/cases" || status=1
+  if [ "$status" -eq 0 ]; then
+    (cd "$dir" && PYTHONPATH="$dir/site" aarch64_python "$AARCH64_PYTHON_DIR" "$ROOT/tests/wheels/check_cases.py" \
+       "$dir/cases") || status=1
+  fi
+  rm -rf "$dir"
+  return "$status"
+}
+
 # ---- ./run.sh test: the steps, on both cores ------------------------------------------------------
 
 # step NAME COMMAND...: runs the command with its output in a log file of its own, says when it
@@ -372,6 +534,9 @@ test_serve() {
 sanitizer_lane() {
   local status=0
   if [ "$(uname -m)" = x86_64 ]; then
+    # First, so that the other lane finds it built when it gets to the aarch64 tests (aarch64_tests).
+    step "aarch64 build and wheel (build-aarch64/, 2 jobs)" build_aarch64_wheel || status=1
+    echo "$status" > "$STEP_DIR/aarch64-built"
     step "C++ tests on an emulated Haswell (x86-64-v3)" test_cpp_emulated x86-64-v3 "$QEMU_HASWELL" || status=1
     step "C++ tests on an emulated Nehalem (x86-64-v2)" test_cpp_emulated x86-64-v2 Nehalem || status=1
   fi
@@ -381,6 +546,20 @@ sanitizer_lane() {
     status=1
   fi
   step "Ray Serve: two replicas of a detector (tests/serve)" test_serve || status=1
+  return "$status"
+}
+
+# The aarch64 tests under emulation, once the other lane has built build-aarch64/ (on x86-64 only).
+aarch64_tests() {
+  [ "$(uname -m)" = x86_64 ] || return 0
+  while [ ! -f "$STEP_DIR/aarch64-built" ]; do sleep 5; done
+  if [ "$(cat "$STEP_DIR/aarch64-built")" != 0 ]; then
+    log "aarch64 tests not run: the aarch64 build failed"
+    return 1
+  fi
+  local status=0
+  step "aarch64 C++ tests under qemu-aarch64" test_cpp_aarch64 || status=1
+  step "aarch64 wheel under qemu-aarch64: every identity against x86-64" test_wheel_aarch64 || status=1
   return "$status"
 }
 
@@ -406,6 +585,8 @@ run_tests() {
   for version in "${ORT_RUNTIME_VERSIONS[@]}"; do
     step "library tests in onnxruntime $version (2 workers)" test_ort_runtime "$version" || status=1
   done
+  step "the x86-64 wheel, installed without a compiler (2 workers)" test_installed_wheel || status=1
+  aarch64_tests || status=1
   wait "$lane" || status=1
   log "steps (start and length in seconds):"
   sort -n "$STEP_DIR/steps.tsv" | awk -F'\t' '{printf "  %5d %5d  %-52s %s\n", $1, $2, $3, $4}' >&2
@@ -549,6 +730,8 @@ case "$cmd" in
   demo) build; "$VENV/bin/python" -m opbridge demo "$@" ;;
   test) run_tests "$@" ;;
   test-gpu) run_gpu_tests "$@" ;;
+  test-wheels) build; test_installed_wheel && build_aarch64_wheel && test_cpp_aarch64 && test_wheel_aarch64 ;;
   bench) build; "$VENV/bin/python" -m opbridge bench "$@" ;;
-  *) echo "usage: ./run.sh demo|test|test-gpu|bench|setup|build" >&2; exit 2 ;;
+  wheels) wheels ;;
+  *) echo "usage: ./run.sh demo|test|test-gpu|bench|wheels|setup|build" >&2; exit 2 ;;
 esac

@@ -95,6 +95,14 @@ TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
         "contracted multiply-adds on both sides): the same bits (RoIAlign's included: its CUDA kernels "
         "sum each bin separably, as the CPU kernel does)",
     ),
+    # The library on another CPU architecture (aarch64 under emulation: ./run.sh test's aarch64 lane)
+    # against the x86-64 library's outputs for the same inputs (tests/wheels).
+    ("*", "cross_architecture", "float32"): Tolerance(
+        0.0, 0.0,
+        "the kernels are the same C++ on both, built without contracted multiply-adds; the products and "
+        "the attention's exp fuse them explicitly on aarch64 as at x86-64-v3 and v4 (every aarch64 CPU "
+        "has FMA): the same bits, but for a NaN's sign and payload, which IEEE 754 leaves to the CPU",
+    ),
     # The GPU bench's check column: opbridge's CUDA kernels against PyTorch's on CUDA.
     ("*", "gpu_bench", "float32"): Tolerance(
         0.0, 3e-4,
@@ -119,6 +127,21 @@ TOLERANCES: dict[tuple[str, str, str], Tolerance] = {
 }
 
 EXACT = Tolerance(0.0, 0.0, "integer outputs are exact")
+
+
+def same_bits_but_nan(expected, actual) -> bool:
+    """Whether two arrays of one shape and dtype hold the same values bit for bit (-0 and +0 differ),
+    where a NaN matches any NaN: its sign and payload are the CPU's or GPU's choice (x86 makes new
+    NaNs negative, Arm and NVIDIA GPUs positive) and nothing else may differ."""
+    import numpy as np
+
+    if expected.dtype.kind != "f":
+        return bool(np.array_equal(expected, actual))
+    if np.array_equal(expected.view(np.uint8), actual.view(np.uint8)):
+        return True
+    numbers = ~np.isnan(expected)
+    return bool(np.array_equal(expected, actual, equal_nan=True)
+                and np.array_equal(np.signbit(expected[numbers]), np.signbit(actual[numbers])))
 
 
 def tolerance(comparison: str, dtype, op: str = "*") -> Tolerance:

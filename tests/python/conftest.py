@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-# The package is used from the source tree (./run.sh also puts it on .venv's path).
-sys.path.insert(0, str(REPO / "python"))
+# The package is used from the source tree (./run.sh also puts it on .venv's path), except where
+# ./run.sh tests an installed wheel (OPBRIDGE_TEST_INSTALLED=1: the package and library it installed).
+if not os.environ.get("OPBRIDGE_TEST_INSTALLED"):
+    sys.path.insert(0, str(REPO / "python"))
 
 
 def pytest_sessionstart(session):
@@ -24,6 +26,13 @@ def pytest_sessionstart(session):
     library = os.environ.get("OPBRIDGE_LIBRARY")
     if library and not Path(library).is_file():
         raise pytest.UsageError(f"OPBRIDGE_LIBRARY={library} is not a file")
+    if os.environ.get("OPBRIDGE_TEST_INSTALLED"):
+        import opbridge
+
+        package = Path(opbridge.__file__).parent
+        if REPO in package.parents or library or Path(opbridge.library_path()).parent != package / "lib":
+            raise pytest.UsageError(f"OPBRIDGE_TEST_INSTALLED=1, but the package is {package} and its library "
+                                    f"{opbridge.library_path()}: not an installed wheel's")
 
 
 # The torch-free environment ./run.sh setup makes (onnxruntime, onnx, numpy, pytest: a deployer's).

@@ -46,12 +46,8 @@ def compare_outputs(kernel: str, cpu: list[np.ndarray], cuda: list[np.ndarray]) 
             f"{kernel} output {k}: CUDA {g.dtype}{list(g.shape)}, CPU {c.dtype}{list(c.shape)}")
         tol = tolerances.tolerance("cuda_twin", c.dtype, kernel)
         if tol.rtol == 0 and tol.atol == 0:
-            same = np.array_equal(c.view(np.uint8), g.view(np.uint8)) if c.dtype.kind == "f" else np.array_equal(c, g)
-            if not same and c.dtype.kind == "f":  # a NaN's sign and payload may differ; nothing else may
-                numbers = ~np.isnan(c)
-                same = np.array_equal(c, g, equal_nan=True) and np.array_equal(np.signbit(c[numbers]),
-                                                                               np.signbit(g[numbers]))
-            assert same, f"{kernel} output {k}: CUDA differs from CPU at {np.argwhere(c != g)[:5].tolist()}"
+            assert tolerances.same_bits_but_nan(c, g), (
+                f"{kernel} output {k}: CUDA differs from CPU at {np.argwhere(c != g)[:5].tolist()}")
         else:
             assert np.array_equal(np.isnan(c), np.isnan(g)), f"{kernel} output {k}: NaN at different places"
             np.testing.assert_allclose(g, c, rtol=tol.rtol, atol=tol.atol, err_msg=f"{kernel} output {k}")
