@@ -11,6 +11,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from opbridge._optional import require_onnxruntime
+
 LIBRARY_NAME = "libopbridge_ort.so"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -168,6 +170,7 @@ def _check_providers(providers) -> list:
 def session_options(intra_op_threads: int | None = None):
     """ORT SessionOptions with the opbridge library registered (one library serves the CPU and the
     CUDA execution providers: the providers are chosen when the session is created)."""
+    require_onnxruntime("opbridge.session_options")
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -186,6 +189,7 @@ def create_session(model, intra_op_threads: int | None = None, options=None, pro
     node with a CUDA kernel runs on the GPU, the others on the CPU. Pass `options` to start from
     your own SessionOptions (the library is registered into it).
     """
+    require_onnxruntime("opbridge.create_session")
     import onnxruntime as ort
 
     providers = _check_providers(providers)

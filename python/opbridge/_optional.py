@@ -1,9 +1,11 @@
-"""What the torch-free package says when a feature needs the optional PyTorch dependencies.
+"""What the package says when a feature needs an optional dependency.
 
 Deploying (library_path, session_options, create_session, `opbridge check`, `opbridge ops`) needs
-only onnxruntime, onnx and numpy. Exporting and verifying need the "torch" extra of pyproject.toml;
-they check for it before importing anything, so that a deployer gets one clear message instead of
-a ModuleNotFoundError from deep inside an import.
+only ONNX Runtime, onnx and numpy. ONNX Runtime comes in two packages that both provide the module
+onnxruntime, onnxruntime (CPU) and onnxruntime-gpu (CPU and CUDA), and installing both breaks one:
+the package depends on neither, and its extras "cpu" and "gpu" name one each. Exporting and verifying
+need the "torch" extra. Each is checked before anything imports it, so that a user gets one clear
+message instead of a ModuleNotFoundError from deep inside an import.
 """
 
 from __future__ import annotations
@@ -31,3 +33,15 @@ def require_torch(feature: str) -> None:
             "library_path() and `opbridge check model.onnx` work without PyTorch.",
             name=missing[0],
         )
+
+
+# pyproject.toml's extras for ONNX Runtime.
+ONNXRUNTIME_HINT = ('pip install "opbridge[cpu]" (onnxruntime), or "opbridge[gpu]" (onnxruntime-gpu, for the CUDA '
+                    "kernels); only one of the two: both provide the module onnxruntime")
+
+
+def require_onnxruntime(feature: str) -> None:
+    """Raises ImportError naming what `feature` needs and how to install it, if ONNX Runtime is missing."""
+    if importlib.util.find_spec("onnxruntime") is None:
+        raise ImportError(f"{feature} needs ONNX Runtime, which is not installed: {ONNXRUNTIME_HINT}.",
+                          name="onnxruntime")

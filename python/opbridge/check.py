@@ -25,6 +25,7 @@ import onnx
 
 from opbridge import manifest
 from opbridge._library import create_session, library_path
+from opbridge._optional import require_onnxruntime
 
 # The ONNX standard's own domains: every node in them is ORT's business, not a custom op.
 STANDARD_DOMAINS = ("", "ai.onnx", "ai.onnx.ml")
@@ -218,6 +219,7 @@ class CheckReport:
 
 def check(path) -> CheckReport:
     """Checks the ONNX file at `path` (see the module docstring); never raises for a bad model."""
+    require_onnxruntime("opbridge check")
     import onnxruntime as ort
 
     report = CheckReport(path=str(path), onnxruntime_version=ort.__version__)

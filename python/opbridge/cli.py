@@ -11,7 +11,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from opbridge._optional import require_torch
+from opbridge._optional import ONNXRUNTIME_HINT, require_torch
 from opbridge.check import EXIT_CODES_HELP
 
 # Commands that export or run PyTorch models.
@@ -67,14 +67,14 @@ def _onnxruntime_line() -> str:
     """The onnxruntime this Python imports, its execution providers, and whether the library runs in it."""
     try:
         import onnxruntime
-    except ImportError as err:
-        return f"not installed ({err}): pip install onnxruntime (or onnxruntime-gpu for the GPU)"
+    except ImportError:
+        return f"not installed: {ONNXRUNTIME_HINT}"
     version = onnxruntime.__version__
     providers = ", ".join(p.removesuffix("ExecutionProvider") for p in onnxruntime.get_available_providers())
     line = f"onnxruntime {version} (execution providers: {providers})"
     major, minor = (int(part) if part.isdigit() else 0 for part in (version.split(".") + ["0"])[:2])
     if (major, minor) < (1, 21):
-        line += "; opbridge's library needs onnxruntime >= 1.21: pip install -U onnxruntime"
+        line += "; opbridge's library needs onnxruntime >= 1.21"
     elif "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
         line += "; no CUDA execution provider: for the GPU install onnxruntime-gpu instead of onnxruntime"
     return line

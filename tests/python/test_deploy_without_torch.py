@@ -101,6 +101,41 @@ def test_deploy_commands_without_torch(run_deploy, tmp_path):
     assert out.stdout.rstrip().endswith("(exit 0)")
 
 
+def test_without_onnxruntime_the_package_says_which_extra_to_install(deploy_python, tmp_path):
+    """The package depends on neither onnxruntime nor onnxruntime-gpu (they break each other): where
+    neither is installed, sessions and `opbridge check` say to install opbridge[cpu] or opbridge[gpu],
+    and `opbridge ops` still lists every identity. The deploy environment's packages but onnxruntime
+    are linked into a folder that python -S (no site-packages) takes as its only path."""
+    site = Path(subprocess.run([deploy_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    without = tmp_path / "site"
+    without.mkdir()
+    for entry in site.iterdir():
+        if not entry.name.startswith("onnxruntime"):
+            (without / entry.name).symlink_to(entry)
+    script = """
+import opbridge
+from opbridge.cli import main
+for call in (lambda: opbridge.create_session("m.onnx"), lambda: opbridge.check.check("m.onnx")):
+    try:
+        call()
+    except ImportError as e:
+        print(e)
+main(["ops"])
+"""
+    env = dict(os.environ, PYTHONPATH=f"{without}{os.pathsep}{REPO / 'python'}", OPBRIDGE_LIBRARY=opbridge.library_path())
+    out = subprocess.run([deploy_python, "-S", "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    hint = ('pip install "opbridge[cpu]" (onnxruntime), or "opbridge[gpu]" (onnxruntime-gpu, for the CUDA kernels); '
+            "only one of the two: both provide the module onnxruntime")
+    assert lines[0] == f"opbridge.create_session needs ONNX Runtime, which is not installed: {hint}."
+    assert lines[1] == f"opbridge check needs ONNX Runtime, which is not installed: {hint}."
+    assert f"ONNX Runtime here: not installed: {hint}" in lines
+    assert sum("::" in line.split(" ", 1)[0] for line in lines) == len(list(opbridge.manifest.identities()))
+
+
 @pytest.mark.parametrize("command", [["demo"], ["verify", "mymodels:make"], ["bench", "roi_align"]])
 def test_torch_commands_say_what_to_install(run_deploy, command):
     out = run_deploy(["-m", "opbridge", *command], check=False)
