@@ -5,6 +5,7 @@
 #   ./run.sh test     set up, build, then run every test (C++ kernels, library through ORT, export)
 #   ./run.sh bench    set up, build, then benchmark against ORT built-ins and PyTorch eager
 #   ./run.sh wheels   set up, then build the release wheels (x86-64 with CUDA, aarch64) into dist/
+#   ./run.sh test-wheels  set up, build, then only the wheel steps of ./run.sh test
 #   ./run.sh setup    only install what is missing (Debian packages, ORT headers, .venv)
 #   ./run.sh build    setup, then build the C++ library and tests into build/
 #
@@ -394,9 +395,9 @@ test_ort_runtime() {
 # ---- What users install: the wheels, tested as installed ------------------------------------------
 
 # The x86-64 wheel made from build/ (its library relinked, nothing recompiled: the recipe of
-# ./run.sh wheels with build/'s CUDA architectures), installed with pip into a new virtual
-# environment whose PATH has no compiler, with onnxruntime, onnx, numpy and pytest at the lock's
-# pins and no torch; there the package's torch-free library tests (the conformance suite: every
+# ./run.sh wheels with build/'s CUDA architectures), installed with pip and its cpu extra into a new
+# virtual environment whose PATH has no compiler (onnxruntime, onnx, numpy and pytest at the lock's
+# pins, no torch); there the package's torch-free library tests (the conformance suite: every
 # identity's contract, errors and thread counts; opbridge check) run against the installed copy
 # (OPBRIDGE_TEST_INSTALLED=1, conftest.py), and `opbridge ops` lists what the source build lists.
 test_installed_wheel() {
@@ -411,12 +412,15 @@ test_installed_wheel() {
   local tool
   for tool in sh bash env readelf; do ln -s "$(command -v "$tool")" "$dir/bin/$tool"; done
   python3 -m venv "$dir/venv"
-  local path="$dir/venv/bin:$dir/bin"
-  if PATH="$path" command -v cc gcc g++ c++ clang nvcc >/dev/null; then
-    log "a compiler is on the clean environment's PATH"; rm -rf "$dir"; return 1
-  fi
-  PATH="$path" "$dir/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel" onnxruntime onnx numpy \
-    pytest pytest-xdist -c "$ROOT/requirements.lock" || status=1
+  local path="$dir/venv/bin:$dir/bin" compiler
+  for compiler in cc gcc g++ c++ clang clang++ nvcc; do
+    if PATH="$path" command -v "$compiler" >/dev/null; then
+      log "$compiler is on the clean environment's PATH"; rm -rf "$dir"; return 1
+    fi
+  done
+  # The wheel with its cpu extra (onnxruntime), as a CPU user installs it.
+  PATH="$path" "$dir/venv/bin/python" -m pip install -q --disable-pip-version-check "$wheel[cpu]" pytest pytest-xdist \
+    -c "$ROOT/requirements.lock" || status=1
   if [ "$status" -eq 0 ]; then
     (cd "$dir" && PATH="$path" OPBRIDGE_TEST_INSTALLED=1 "$dir/venv/bin/python" -m pytest \
        "$ROOT/tests/python/test_conformance.py" "$ROOT/tests/python/test_check.py" -q -p no:cacheprovider -n 2 \
@@ -733,5 +737,5 @@ case "$cmd" in
   test-wheels) build; test_installed_wheel && build_aarch64_wheel && test_cpp_aarch64 && test_wheel_aarch64 ;;
   bench) build; "$VENV/bin/python" -m opbridge bench "$@" ;;
   wheels) wheels ;;
-  *) echo "usage: ./run.sh demo|test|test-gpu|bench|wheels|setup|build" >&2; exit 2 ;;
+  *) echo "usage: ./run.sh demo|test|test-gpu|bench|wheels|test-wheels|setup|build" >&2; exit 2 ;;
 esac
