@@ -238,6 +238,12 @@ build_wheel() {
   ls -t "$out_dir"/opbridge-*"$processor".whl | head -n 1
 }
 
+# check_wheel WHEEL PROCESSOR: what auditwheel says of it, then tests/wheels/check_wheel.py's checks.
+check_wheel() {
+  PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$1"
+  "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$1" "$2"
+}
+
 # What every wheel's CMake build takes: the ORT headers, and the link for glibc 2.28.
 wheel_args() { WHEEL_ARGS=(-DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_GLIBC_2_28=ON -DOPBRIDGE_ZIG="$ZIG"); }
 
@@ -264,8 +270,7 @@ wheels() {
   local processor wheel status=0
   for processor in x86_64 aarch64; do
     wheel="$(ls -t "$WHEEL_DIR"/opbridge-*"$processor".whl | head -n 1)"
-    PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$wheel"
-    "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$wheel" "$processor" || status=1
+    check_wheel "$wheel" "$processor" || status=1
   done
   return "$status"
 }
@@ -405,8 +410,7 @@ test_installed_wheel() {
   dir="$(mktemp -d)"
   build_args
   wheel="$(build_wheel "$BUILD" "$dir/wheels" "${BUILD_ARGS[@]}" -DOPBRIDGE_BUILD_TESTS=ON)" || return 1
-  PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$wheel"
-  "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$wheel" x86_64 || status=1
+  check_wheel "$wheel" x86_64 || status=1
   # A PATH of the few programs the tests start, and no compiler.
   mkdir -p "$dir/bin"
   local tool
@@ -458,8 +462,7 @@ test_wheel_aarch64() {
   local dir status=0 wheel
   dir="$(mktemp -d)"
   wheel="$(ls -t "$BUILD_AARCH64"/dist/opbridge-*aarch64.whl | head -n 1)"
-  PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$wheel"
-  "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$wheel" aarch64 || status=1
+  check_wheel "$wheel" aarch64 || status=1
   setup_aarch64_python "$AARCH64_PYTHON_DIR" || return 1
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir/site" \
     --platform manylinux_2_27_aarch64 --python-version 3.11 --implementation cp --only-binary=:all: "$wheel" \

@@ -23,8 +23,8 @@ from opbridge._optional import require_torch
 
 # A wheel installed where its library cannot run (another OS or architecture, an x86-64 CPU older
 # than x86-64-v2) says so once, here, rather than failing later in ORT or stopping the process.
-if platform_blocker():
-    warnings.warn(f"opbridge's operators cannot run here: {platform_blocker()}", RuntimeWarning, stacklevel=2)
+if _blocker := platform_blocker():
+    warnings.warn(f"opbridge's operators cannot run here: {_blocker}", RuntimeWarning, stacklevel=2)
 
 __version__ = "0.1.0"
 __all__ = ["create_session", "export", "library_info", "library_path", "manifest", "session_options", "tolerances", "verify",

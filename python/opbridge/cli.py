@@ -70,12 +70,13 @@ def _onnxruntime_line() -> str:
     except ImportError:
         return f"not installed: {ONNXRUNTIME_HINT}"
     version = onnxruntime.__version__
-    providers = ", ".join(p.removesuffix("ExecutionProvider") for p in onnxruntime.get_available_providers())
+    available = onnxruntime.get_available_providers()
+    providers = ", ".join(p.removesuffix("ExecutionProvider") for p in available)
     line = f"onnxruntime {version} (execution providers: {providers})"
-    major, minor = (int(part) if part.isdigit() else 0 for part in (version.split(".") + ["0"])[:2])
-    if (major, minor) < (1, 21):
+    major_minor = tuple(int(part) if part.isdigit() else 0 for part in version.split(".")[:2])
+    if major_minor < (1, 21):
         line += "; opbridge's library needs onnxruntime >= 1.21"
-    elif "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+    elif "CUDAExecutionProvider" not in available:
         line += "; no CUDA execution provider: for the GPU install onnxruntime-gpu instead of onnxruntime"
     return line
 
