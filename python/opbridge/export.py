@@ -20,7 +20,7 @@ import onnx
 import torch
 import torch.utils._pytree as pytree
 
-from opbridge import manifest
+from opbridge import detection, manifest
 from opbridge.check import is_custom_node
 from opbridge.ops import EXPORT_MAPPINGS
 from opbridge.ops._onnx import DOMAIN, OPSET_VERSION, AttributePatch, FunctionPatch
@@ -50,6 +50,10 @@ def export(
         args: example inputs in forward()'s order: tensors, or lists, tuples and dicts of tensors
             (a detector's list of images, say). The ONNX inputs are the tensors, named after their
             parameter (``images``) and, inside a structure, their place in it (``images_0``).
+            A torchvision detector with one tensor [N, 3, H, W] (a batch of images of one size)
+            is exported as opbridge.detection.BatchedDetector(model): N is then a dynamic axis
+            ("batch"; dynamic_axes adds others, e.g. {"images": {0: "batch", 2: "height", 3:
+            "width"}}) and the outputs are padded per image (see opbridge.detection).
         path: where to write the .onnx file (one file; weights are embedded). None: don't write.
         exporter: "dynamo" (torch.export based, PyTorch's default) or "legacy" (TorchScript).
         dynamic_axes: dims that may change, by forward() parameter name, e.g.
@@ -83,6 +87,7 @@ def export(
         offered = sorted(m.kernel for m in EXPORT_MAPPINGS if exporter in m.standard_exporters)
         raise ValueError(f"standard_ops: {without} have no standard-ONNX export with the {exporter} exporter; "
                          f"those that do: {offered}")
+    model, dynamic_axes, output_names = for_export(model, tuple(args), dynamic_axes, output_names)
     inputs = ExportInputs(model, tuple(args), dynamic_axes)
     # With compat, the ops the peers export with standard ONNX ops are written that way.
     peers_standard = tuple(m.kernel for m in EXPORT_MAPPINGS if m.peers_export_standard) if compat else ()
@@ -92,11 +97,48 @@ def export(
             proto = _export_dynamo(model, inputs, output_names, standard_ops, peers_standard)
         else:
             proto = _export_legacy(model, inputs, output_names, (*standard_ops, *peers_standard))
+    if isinstance(model, detection.BatchedDetector):
+        _declare_detector_outputs(proto, model)
     if compat is not None:
         rename_domain(proto, compat)
     if path is not None:
         onnx.save(proto, str(path))
     return proto
+
+
+def for_export(model, args: tuple, dynamic_axes, output_names) -> tuple:
+    """The module, dynamic axes and output names export() exports: a torchvision detector given a
+    batch tensor becomes a BatchedDetector, whose batch axis is dynamic and whose outputs are named
+    unless the caller says otherwise."""
+    images = args[0] if len(args) == 1 else None
+    if detection.is_detector(model):
+        if isinstance(images, torch.Tensor):
+            model = detection.BatchedDetector(model)
+        elif isinstance(images, (list, tuple)) and len(images) > 1:
+            raise ValueError(f"a list of {len(images)} images exports a graph for exactly {len(images)} images: give "
+                             f"one image (a list [image]), or the images as one tensor [N, 3, H, W] for a dynamic batch "
+                             f"(images of one size)")
+    if isinstance(model, detection.BatchedDetector):
+        detection.check_images(images)
+        dynamic_axes = {"images": {0: detection.BATCH_AXIS}} if dynamic_axes is None else dynamic_axes
+        output_names = model.output_names if output_names is None else output_names
+    return model, dynamic_axes, output_names
+
+
+def _declare_detector_outputs(proto: onnx.ModelProto, model) -> None:
+    """Declares the batched detector's output shapes, [batch, K, ...] (the exporters leave some dims
+    unnamed or name them per output), so that every output shares the input's batch axis, which
+    Triton's dynamic batching needs, and masks the input's height and width."""
+    images = next(i for i in proto.graph.input if i.name == "images")
+    batch, _, height, width = (d.dim_param or d.dim_value for d in images.type.tensor_type.shape.dim)
+    for output, shape in zip(proto.graph.output, model.output_shapes(batch, height, width).values()):
+        declared = output.type.tensor_type.shape
+        declared.ClearField("dim")
+        for d in shape:
+            if isinstance(d, str):
+                declared.dim.add().dim_param = d
+            else:
+                declared.dim.add().dim_value = d
 
 
 def custom_nodes(model: onnx.ModelProto) -> list[str]:

@@ -35,6 +35,7 @@ file system, or the same installation everywhere). This module imports ray: it n
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -44,16 +45,16 @@ import numpy as np
 import ray
 from ray import serve
 
+DEFAULT_MAX_BATCH_SIZE = 8
+
 # What a request fails with when its replica died under it: these are retried.
 REPLICA_LOST = tuple(getattr(ray.exceptions, name) for name in
                      ("ActorDiedError", "ActorUnavailableError", "RayActorError", "WorkerCrashedError")
                      if hasattr(ray.exceptions, name))
 
 
-@serve.deployment(max_ongoing_requests=2)
-class OpbridgeModel:
-    """One ORT session of `model` per replica. `library`: the opbridge library's path on the replica's
-    node (default: the installed package's); `device`: "cpu" or "cuda"."""
+class ReplicaSession:
+    """One replica's ORT session of `model` with the opbridge library (see the module docstring)."""
 
     def __init__(self, model: str, library: str | None = None, device: str = "cpu"):
         import onnxruntime as ort
@@ -87,15 +88,103 @@ class OpbridgeModel:
         # Serve runs requests on a thread pool: one session.run at a time keeps the replica to its threads.
         self.lock = threading.Lock()
 
-    def __call__(self, inputs: dict) -> dict:
+    def run(self, inputs: dict) -> dict:
         feeds = {name: np.asarray(value) for name, value in inputs.items()}
         with self.lock:
             outputs = self.session.run(None, feeds)
         return dict(zip(self.output_names, outputs))
 
     def threads(self) -> int:
-        """The session's intra-op threads (the replica's CPU share)."""
         return self.session.get_session_options().intra_op_num_threads
+
+    def batch_axis_problem(self) -> str:
+        """"" when every input and output has one shared symbolic first axis (a batch Serve can
+        concatenate requests along and split the outputs by), else why not."""
+        values = [("input", v) for v in self.session.get_inputs()] + [("output", v) for v in self.session.get_outputs()]
+        for kind, v in values:
+            if not v.shape or not isinstance(v.shape[0], str):
+                first = "no first axis" if not v.shape else f"first axis {v.shape[0]!r}"
+                return f"{kind} {v.name!r} has {first}, not a named batch axis"
+        names = {v.shape[0] for _, v in values}
+        if len(names) > 1:
+            return f"the inputs' and outputs' first axes are different dimensions ({sorted(names)})"
+        return ""
+
+
+@serve.deployment(max_ongoing_requests=2)
+class OpbridgeModel:
+    """One ORT session of `model` per replica. `library`: the opbridge library's path on the replica's
+    node (default: the installed package's); `device`: "cpu" or "cuda"."""
+
+    def __init__(self, model: str, library: str | None = None, device: str = "cpu"):
+        self.replica = ReplicaSession(model, library, device)
+
+    def __call__(self, inputs: dict) -> dict:
+        return self.replica.run(inputs)
+
+    def threads(self) -> int:
+        """The session's intra-op threads (the replica's CPU share)."""
+        return self.replica.threads()
+
+
+@serve.deployment(max_ongoing_requests=2 * DEFAULT_MAX_BATCH_SIZE)
+class OpbridgeBatchedModel:
+    """A model with a batch axis (every input and output shares one symbolic first axis, as a
+    batched detector export has: opbridge.export of a detector on an [N, 3, H, W] batch), whose
+    replica runs the requests waiting for it together: Serve's @serve.batch gathers up to
+    `max_batch_size` requests (waiting at most `batch_wait_timeout_s` for more), the replica
+    concatenates each input along the first axis, runs the session once, and gives each request
+    its rows of every output. A request may hold several images (its own first axis); all must
+    share the other dims. Each request's answer is the one it gets alone (bit for bit: the kernels
+    compute each image on its own)."""
+
+    def __init__(self, model: str, library: str | None = None, device: str = "cpu",
+                 max_batch_size: int = DEFAULT_MAX_BATCH_SIZE, batch_wait_timeout_s: float = 0.005):
+        self.replica = ReplicaSession(model, library, device)
+        problem = self.replica.batch_axis_problem()
+        if problem:
+            raise ValueError(f"opbridge.serve: {model} cannot be batched: {problem}; deploy it with max_batch_size=0")
+        self._run_batch.set_max_batch_size(max_batch_size)
+        self._run_batch.set_batch_wait_timeout_s(batch_wait_timeout_s)
+        self.batch_sizes = []  # the rows of each run, for observing the batching
+
+    async def __call__(self, inputs: dict) -> dict:
+        result = await self._run_batch(inputs)
+        if isinstance(result, Exception):  # this request's own error (see _run_batch)
+            raise result
+        return result
+
+    @serve.batch(max_batch_size=DEFAULT_MAX_BATCH_SIZE, batch_wait_timeout_s=0.005)
+    async def _run_batch(self, requests: list[dict]) -> list:
+        """The requests' outputs, each request's rows of one run; when that run fails (a request
+        of a wrong shape or type, which would fail the whole batch), each request runs alone, so
+        that only a bad request gets an error (returned, raised by __call__)."""
+        try:
+            names = list(requests[0])
+            rows = [len(np.asarray(request[names[0]])) for request in requests]
+            feeds = {name: np.concatenate([np.asarray(request[name]) for request in requests]) for name in names}
+            # In a worker thread, so that the next requests arrive (and form the next batch) meanwhile.
+            outputs = await asyncio.to_thread(self.replica.run, feeds)
+        except Exception:  # noqa: BLE001 - every request is answered below, alone
+            return [await self._run_alone(request) for request in requests]
+        self.batch_sizes.append(sum(rows))
+        ends = np.cumsum(rows)
+        return [{name: value[end - n:end] for name, value in outputs.items()} for n, end in zip(rows, ends)]
+
+    async def _run_alone(self, request: dict):
+        try:
+            outputs = await asyncio.to_thread(self.replica.run, request)
+        except Exception as error:  # noqa: BLE001 - ORT's error for this request
+            return error
+        self.batch_sizes.append(len(np.asarray(next(iter(request.values())))))
+        return outputs
+
+    def threads(self) -> int:
+        return self.replica.threads()
+
+    def runs(self) -> list[int]:
+        """The rows (images) of each session run so far."""
+        return list(self.batch_sizes)
 
 
 def replica_gpu() -> int:
@@ -113,13 +202,17 @@ def replica_threads() -> int:
 
 
 def deploy(model, *, name: str = "opbridge", replicas: int = 1, cpus: float = 1, gpus: float = 0,
-           library: str | None = None, device: str | None = None, **options):
+           library: str | None = None, device: str | None = None, max_batch_size: int = 0,
+           batch_wait_timeout_s: float = 0.005, **options):
     """Runs an application of OpbridgeModel on the connected Ray cluster: `replicas` replicas of
     `cpus` CPUs (their session's threads) and `gpus` GPUs each (device "cuda" when gpus > 0), and
     returns its handle. `model` is made absolute here (the replicas read it on their nodes);
     `options` are further Serve deployment options (max_ongoing_requests, ...). When the replicas
     fail to start, the RuntimeError says why in the replicas' own words (the library or model path
-    that failed), which serve.run alone leaves in serve.status()."""
+    that failed), which serve.run alone leaves in serve.status().
+
+    max_batch_size > 0 deploys OpbridgeBatchedModel: each replica runs up to that many waiting
+    requests in one session run (a model with a batch axis only; the replicas refuse others)."""
     device = device or ("cuda" if gpus else "cpu")
     if device == "cuda" and not gpus:
         raise ValueError("opbridge.serve.deploy: device 'cuda' needs gpus > 0 (a replica without a GPU from Ray sees "
@@ -127,10 +220,19 @@ def deploy(model, *, name: str = "opbridge", replicas: int = 1, cpus: float = 1,
     for taken in ("num_replicas", "ray_actor_options"):
         if taken in options:
             raise TypeError(f"opbridge.serve.deploy: {taken} comes from replicas, cpus and gpus")
-    deployment = OpbridgeModel.options(num_replicas=replicas, ray_actor_options={"num_cpus": cpus, "num_gpus": gpus},
-                                       **options)
+    if max_batch_size < 0:
+        raise ValueError(f"opbridge.serve.deploy: max_batch_size must be >= 0, got {max_batch_size}")
+    resources = {"num_replicas": replicas, "ray_actor_options": {"num_cpus": cpus, "num_gpus": gpus}}
+    path = str(Path(model).absolute())
+    if max_batch_size:
+        # A batch forms from the requests a replica holds: it must be let hold that many.
+        options.setdefault("max_ongoing_requests", 2 * max_batch_size)
+        application = OpbridgeBatchedModel.options(**resources, **options).bind(path, library, device, max_batch_size,
+                                                                                batch_wait_timeout_s)
+    else:
+        application = OpbridgeModel.options(**resources, **options).bind(path, library, device)
     try:
-        return serve.run(deployment.bind(str(Path(model).absolute()), library, device), name=name, route_prefix=None)
+        return serve.run(application, name=name, route_prefix=None)
     except RuntimeError as error:
         raise RuntimeError(f"{error} {_replica_error(name)}".rstrip()) from error
 

@@ -10,7 +10,8 @@ import torch
 import torch.utils._pytree as pytree
 
 from opbridge._library import CUDA_FULL_FLOAT32, _check_providers, create_session, full_float32_on_cuda
-from opbridge.export import ExportInputs, custom_nodes, export
+from opbridge.detection import BatchedDetector, is_detector
+from opbridge.export import ExportInputs, custom_nodes, export, for_export
 from opbridge.tolerances import tolerance
 
 
@@ -116,7 +117,7 @@ def verify(
     timing_runs: int = 0,
     print_report: bool = True,
     more_args: list[tuple] = (),
-    comparison: str = "model",
+    comparison: str | None = None,
     dynamic_sizes: dict[str, list[int]] | None = None,
     device: str = "cpu",
 ) -> VerifyReport:
@@ -149,9 +150,17 @@ def verify(
     dynamic_sizes: the sizes to check per axis name, replacing the default, e.g.
     {"height": [192, 0]}; an empty list checks none (the report says so).
 
-    comparison: the tolerance table entries to compare with: "model" (the default), or
-    "detector" for detection models, whose box coordinates (in pixels) pass through dozens of
-    convolutions that ORT and PyTorch sum in different orders.
+    comparison: the tolerance table entries to compare with: "model", or "detector" for detection
+    models, whose box coordinates (in pixels) pass through dozens of convolutions that ORT and
+    PyTorch sum in different orders. None (the default): "detector" for torchvision's detectors,
+    "model" otherwise.
+
+    A torchvision detector given a batch of images as one tensor [N, 3, H, W] is exported as
+    opbridge.detection.BatchedDetector (see opbridge.export), and compared with torchvision's own
+    model run image by image (``model([images[i]])``) and padded the same way: image i's first
+    num_detections[i] rows with its detections, the rest with the padding. The batch axis is
+    checked at other sizes like any dynamic axis (dynamic_sizes={"batch": [1, 3, 8]}: the images
+    drawn from the example's).
 
     device: "cpu" (the default), or "cuda": ORT runs with its CUDA execution provider (onnxruntime-gpu
     and a CUDA build of the library: opbridge's nodes with CUDA kernels on the GPU) and PyTorch eager
@@ -170,19 +179,24 @@ def verify(
                                "device (torch.cuda.is_available() is False)")
     model = model.eval()
     args = tuple(args)
+    if comparison is None:
+        comparison = "detector" if is_detector(model) or isinstance(model, BatchedDetector) else "model"
+    model, dynamic_axes, output_names = for_export(model, args, dynamic_axes, output_names)
     axes = _axes_to_check(ExportInputs(model, args, dynamic_axes), dynamic_sizes or {})
     proto = export(model, args, exporter=exporter, dynamic_axes=dynamic_axes, output_names=output_names)
     # On the GPU both sides compute in float32, TF32 off (see CUDA_FULL_FLOAT32).
     providers = (CUDA_FULL_FLOAT32,) if device == "cuda" else ("CPUExecutionProvider",)
     session = create_session(proto, intra_op_threads=intra_op_threads, providers=providers)
-    eager_model = model
+    # What the export is compared with: the model itself, or for a batched detector torchvision's
+    # model image by image.
+    eager_model = model.reference() if isinstance(model, BatchedDetector) else model
     if device == "cuda":
         import copy
 
         from opbridge.placement import cuda_placement
 
         placement = cuda_placement(proto)
-        eager_model = _OnDevice(copy.deepcopy(model).to("cuda"), "cuda")
+        eager_model = _OnDevice(copy.deepcopy(eager_model).to("cuda"), "cuda")
     examples = [args] + [tuple(a) for a in more_args]
     feeds_per_example = [_feeds(session, ExportInputs(model, example, dynamic_axes)) for example in examples]
     outputs = []

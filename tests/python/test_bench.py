@@ -10,7 +10,8 @@ import pytest
 from opbridge import bench
 from opbridge.bench import harness
 
-SLOW = {"detector.fasterrcnn", "detector.maskrcnn"}  # an export of a whole detector each: 20-30 s
+SLOW = {"detector.fasterrcnn", "detector.maskrcnn",  # an export of a whole detector each: 20-30 s
+        "detector.fasterrcnn.batch", "detector.maskrcnn.batch"}
 
 
 def _params():

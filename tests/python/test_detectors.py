@@ -217,3 +217,100 @@ def test_detector_exports_runs_and_verifies(name, exporter, tmp_path):
     triton_config.check_entry(entry, check(path).values)
     # One image in, a data-dependent number of detections out: nothing Triton can batch.
     assert entry.max_batch_size == 0 and "no batching" in entry.notes[0]
+
+
+# --- a batch of images: one export, any N ------------------------------------------------------
+
+BATCH_SIZES = [1, 3, 8]  # besides the example's 2; verify draws their images from the example's
+
+
+@pytest.mark.parametrize("exporter", EXPORTERS)
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_batched_detector_verifies_image_by_image(name, exporter, tmp_path):
+    """A batch tensor [N, 3, H, W] exports opbridge.detection.BatchedDetector: one file whose batch
+    axis is dynamic, run at N = 2 (an image with detections and one without), then 1, 3 and 8 (the
+    same images drawn again), each image compared with torchvision's model([image]) and the padding
+    rows checked (verify compares the whole padded outputs with the reference's). Faster R-CNN's
+    height and width are dynamic too, and a batch at another size is verified. The file's Triton
+    entry batches (max_batch_size 8, dynamic batching), parsed with Triton's schema."""
+    family = FAMILIES[name]
+    model = build(family)
+    example = torch.stack([image(family.detect), image(family.nothing)])
+    dynamic_axes = {"images": {0: "batch", 2: "height", 3: "width"}} if family.other_sizes else None
+    dynamic_sizes = {"batch": BATCH_SIZES, **({"height": [], "width": []} if family.other_sizes else {})}
+    others = []
+    for h, w in family.other_sizes[:1]:
+        batch = torch.rand(2, 3, h, w, generator=torch.Generator().manual_seed(h))
+        for img in batch:
+            detections_well_separated(model, family.threshold, img)
+        others.append((batch,))
+    report = opbridge.verify(model, (example,), exporter=exporter, dynamic_axes=dynamic_axes,
+                             dynamic_sizes=dynamic_sizes, more_args=others, print_report=False)
+    assert report.ok, str(report)
+    assert set(report.custom_ops) == EXPECTED_NODES[name]
+    # No per-image copy of the post-processing: one NMS for the proposals and one for the detections.
+    assert report.custom_ops.count("opbridge::BatchedNms") == (2 if "rcnn" in name else 1)
+    outputs = {o.name: o for o in report.outputs}
+    k = model.roi_heads.detections_per_img if hasattr(model, "roi_heads") else model.detections_per_img
+    assert outputs["['boxes']"].ort_shape == (2, k, 4)
+    if name == "maskrcnn":
+        assert outputs["['masks']"].ort_shape == (2, k, 1, SIZE, SIZE)
+    if name == "keypointrcnn":
+        assert outputs["['keypoints']"].ort_shape == (2, k, 17, 3)
+    assert [(s.axis, s.size, s.result) for s in report.sizes if s.axis == "batch"] == [("batch", n, "ok") for n in BATCH_SIZES]
+    session = opbridge.create_session(report.model)
+    detected = session.run(["num_detections"], {"images": example.numpy()})[0]
+    assert detected[0] >= 2 and detected[1] == 0
+
+    path = tmp_path / f"{name}_batched.onnx"
+    onnx.save(report.model, str(path))
+    entry = write_entry(path, tmp_path / "repository")
+    triton_config.check_entry(entry, check(path).values)
+    assert entry.max_batch_size == 8 and "dynamic_batching" in entry.config
+    assert [t.dims for t in entry.outputs][:3] == [(k, 4), (k,), (k,)]
+
+
+def test_batched_detector_mmdeploy_layout():
+    """layout "mmdeploy": dets [N, K, 5] (box and score), labels [N, K], masks [N, K, H, W], then
+    num_detections; verified image by image like the torchvision layout."""
+    family = FAMILIES["maskrcnn"]
+    model = build(family)
+    batched = opbridge.detection.BatchedDetector(model, layout="mmdeploy")
+    example = torch.stack([image(family.detect), image(family.nothing)])
+    report = opbridge.verify(batched, (example,), exporter="legacy", dynamic_sizes={"batch": [3]}, print_report=False)
+    assert report.ok, str(report)
+    k = model.roi_heads.detections_per_img
+    shapes = {o.name: o.ort_shape for o in report.outputs}
+    assert shapes == {"['dets']": (2, k, 5), "['labels']": (2, k), "['masks']": (2, k, SIZE, SIZE),
+                      "['num_detections']": (2,)}
+    assert [o.name for o in report.model.graph.output] == ["dets", "labels", "masks", "num_detections"]
+
+
+def test_batched_detector_bad_input():
+    """What export refuses, and what ORT says to a batch the exported file cannot take."""
+    family = FAMILIES["fasterrcnn"]
+    model = build(family)
+    example = torch.stack([image(family.detect), image(family.nothing)])
+    with pytest.raises(ValueError, match="a batch of 0 images: give at least one image"):
+        opbridge.export(model, (example[:0],), exporter="legacy")
+    with pytest.raises(ValueError, match=r"images must have 3 channels \(RGB\), got 4 in \[N, C, H, W\] = \[2, 4, 224, 224\]"):
+        opbridge.export(model, (torch.cat([example, example[:, :1]], 1),), exporter="legacy")
+    with pytest.raises(TypeError, match="images must be floating point"):
+        opbridge.export(model, ((example * 255).to(torch.uint8),), exporter="legacy")
+    with pytest.raises(ValueError, match=r"takes images as one tensor \[N, 3, H, W\] \(images of one size\); got a tensor "
+                                         r"of shape \[3, 224, 224\]"):
+        opbridge.export(opbridge.detection.BatchedDetector(model), (example[0],), exporter="legacy")
+    with pytest.raises(ValueError, match="a list of 2 images exports a graph for exactly 2 images"):
+        opbridge.export(model, (list(example),), exporter="legacy")
+    with pytest.raises(TypeError, match="BatchedDetector takes one of torchvision's detectors"):
+        opbridge.detection.BatchedDetector(torch.nn.Conv2d(3, 3, 1))
+    with pytest.raises(ValueError, match="mmdeploy has no output layout for keypoints"):
+        opbridge.detection.BatchedDetector(build(FAMILIES["keypointrcnn"]), layout="mmdeploy")
+    with pytest.raises(ValueError, match="in eval mode"):
+        opbridge.detection.BatchedDetector(build(family).train())(example)
+
+    session = opbridge.create_session(opbridge.export(model, (example,), exporter="legacy"))
+    with pytest.raises(Exception, match=r"(?s)Got invalid dimensions for input: images .*index: 1 Got: 4 Expected: 3"):
+        session.run(None, {"images": np.zeros((2, 4, SIZE, SIZE), np.float32)})
+    with pytest.raises(Exception, match=r"running Reshape node"):  # N = 0: no image to detect in
+        session.run(None, {"images": np.zeros((0, 3, SIZE, SIZE), np.float32)})

@@ -197,3 +197,52 @@ def test_a_replica_s_threads_are_its_cpu_share(cluster, model_dir, requests, exp
     for name, value in expected[3].items():  # 2 threads: the kernels' results do not depend on the count
         np.testing.assert_array_equal(outputs[name], value)
     serve.delete("wide")
+
+
+# --- batching: a detector exported on a batch of images (tests/serve/make_model.py) -------------
+
+
+@pytest.fixture(scope="module")
+def images(model_dir) -> np.ndarray:
+    return np.load(model_dir / "images.npz")["images"]
+
+
+def test_a_batched_deployment_runs_waiting_requests_together_with_the_answers_each_gets_alone(
+        cluster, model_dir, images):
+    """Serve's @serve.batch gathers the requests of 8 concurrent clients into shared runs of the
+    batched detector's session; every request's answer is the one a local session gives it alone,
+    bit for bit: requests of one image, one of two images, images with detections and without. A
+    request of a wrong shape among them gets ORT's error, and only it."""
+    local = opbridge.create_session(str(model_dir / "batched.onnx"), intra_op_threads=1)
+    names = [o.name for o in local.get_outputs()]
+    requests = [{"images": images[k:k + 1]} for k in range(len(images))] * 2 + [{"images": images[2:4]}]
+    expected = [dict(zip(names, local.run(None, r))) for r in requests]
+    assert {int(n) for e in expected for n in e["num_detections"]} > {0}  # some images detect objects, some not
+    handle = deploy(model_dir / "batched.onnx", name="batched", replicas=1, cpus=1, max_batch_size=4,
+                    batch_wait_timeout_s=0.05)
+    bad = {"images": images[:1, :2]}  # two channels
+    with ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(infer, handle, r) for r in requests[:8]]
+        refused = pool.submit(infer, handle, bad)  # sent among the others: batched with some of them
+        futures += [pool.submit(infer, handle, r) for r in requests[8:]]
+        answers = [f.result() for f in futures]
+        with pytest.raises(ray.exceptions.RayTaskError, match="Got invalid dimensions for input: images"):
+            refused.result()
+    for k, (answer, want) in enumerate(zip(answers, expected)):
+        assert answer.keys() == want.keys()
+        for name in want:
+            np.testing.assert_array_equal(answer[name], want[name], err_msg=f"request {k}, {name}")
+    runs = handle.runs.remote().result()
+    assert sum(runs) >= sum(len(r["images"]) for r in requests)
+    assert max(runs) > 1, f"no two requests shared a run: {runs}"
+    print(f"\n{len(requests)} requests ({sum(len(r['images']) for r in requests)} images) from 8 clients: "
+          f"{len(runs)} session runs of {sorted(runs)} images")
+    serve.delete("batched")
+
+
+def test_a_model_without_a_batch_axis_is_refused_batching(cluster, model_dir):
+    with pytest.raises(RuntimeError, match=r"cannot be batched: input 'image' has first axis 1, not a named batch axis"):
+        deploy(model_dir / "detector.onnx", name="unbatchable", replicas=1, cpus=0, max_batch_size=4)
+    with pytest.raises(ValueError, match="max_batch_size must be >= 0"):
+        deploy(model_dir / "detector.onnx", max_batch_size=-1)
+    serve.delete("unbatchable")

@@ -110,31 +110,40 @@ def _create_session(model, threads: int, device: str):
     return ort.InferenceSession(model.SerializeToString(), options, providers=providers)
 
 
-def ort_engine(model, feeds: dict, threads: int, device: str | None = None) -> Callable[[], list]:
+def ort_engine(model, feeds: dict | list[dict], threads: int, device: str | None = None) -> Callable[[], list]:
     """A callable running the one-node `model` in ORT, on `device` (default: the bench's, DEVICE).
     The session is created on the first call (the warm-up), so that a memory child pays for its own
     session only. On the GPU the inputs are copied there once and the outputs stay there
     (IOBinding): runs time the session, not the copies. The callable keeps the model and feeds, so
-    that a GPU run can time the same model on the CPU (cpu_engine)."""
-    session = binding = None
+    that a GPU run can time the same model on the CPU (cpu_engine). `feeds` may be a list: one run
+    of the callable is then one session run per feed, in turn (a single-image model on each image of
+    a batch), and returns the last one's outputs."""
+    session = bindings = None
+    runs = feeds if isinstance(feeds, list) else [feeds]
 
     def run():
-        nonlocal session, binding
+        nonlocal session, bindings
         where = device or DEVICE
         if session is None:
             session = _create_session(model, threads, where)
             if where == "cuda":
                 import onnxruntime as ort
 
-                binding = session.io_binding()
-                for name, value in feeds.items():
-                    binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, "cuda", 0))
-                for output in session.get_outputs():
-                    binding.bind_output(output.name, "cuda")
-        if binding is None:
-            return session.run(None, feeds)
-        session.run_with_iobinding(binding)
-        return binding.get_outputs()
+                bindings = []
+                for one in runs:
+                    binding = session.io_binding()
+                    for name, value in one.items():
+                        binding.bind_ortvalue_input(name, ort.OrtValue.ortvalue_from_numpy(value, "cuda", 0))
+                    for output in session.get_outputs():
+                        binding.bind_output(output.name, "cuda")
+                    bindings.append(binding)
+        if bindings is None:
+            for one in runs:
+                outputs = session.run(None, one)
+            return outputs
+        for binding in bindings:
+            session.run_with_iobinding(binding)
+        return bindings[-1].get_outputs()
 
     run.model, run.feeds = model, feeds
     return run

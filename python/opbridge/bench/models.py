@@ -103,6 +103,82 @@ def _detector_cases(workload: str, threads: int) -> list[Case]:
     )]
 
 
+# --- detectors on a batch of images (opbridge.detection) -------------------------------------------
+#
+# detector.fasterrcnn.batch / detector.maskrcnn.batch: the detectors above on N = 1 and N = 4 images
+# of 800 x 800 in one run. Engines:
+#   opbridge  the batched export (opbridge.export of the detector on an [N, 3, H, W] batch), one run;
+#   ORT       the single-image export (a list [image]), run once per image: what a user without the
+#             batched export does;
+#   torch     torchvision's model in eager PyTorch image by image, padded as the batched outputs.
+# Both exports by the legacy exporter (the same for both, and quick). A row's times are per run
+# of N images: the per-image time is the row's divided by N, and the ratios are per image too.
+
+BATCHES = (1, 4)
+
+
+def _batch(n: int) -> np.ndarray:
+    """N copies of the single-image rows' image: with random weights, the scores of other images often
+    tie within ORT's and PyTorch's rounding differences, and the check would compare luck."""
+    return np.stack([_image()] * n)
+
+
+def _batched_export(builder: str):
+    def export(path):
+        import torch
+
+        import opbridge
+
+        opbridge.export(_detector(builder), (torch.from_numpy(_batch(2)),), path, exporter="legacy")
+
+    return export
+
+
+def _single_export(builder: str):
+    def export(path):
+        import torch
+
+        import opbridge
+
+        opbridge.export(_detector(builder), ([torch.from_numpy(_image())],), path, exporter="legacy")
+
+    return export
+
+
+_REFERENCES = {}
+
+
+def _eager_padded(builder: str, images):
+    from opbridge.detection import BatchedDetector
+
+    if builder not in _REFERENCES:
+        _REFERENCES[builder] = BatchedDetector(_detector(builder).to(harness.DEVICE)).reference()
+    return list(_REFERENCES[builder](images).values())
+
+
+def _batch_cases(workload: str, threads: int) -> list[Case]:
+    import onnx
+
+    builder = DETECTORS[workload.removesuffix(".batch")][0]
+    name = builder.split("_")[0]
+    batched = onnx.load(str(export_once(f"{name}_batched_legacy", _batched_export(builder))))
+    single = onnx.load(str(export_once(f"{name}_opbridge_legacy", _single_export(builder))))
+    single_input = single.graph.input[0].name
+    cases = []
+    for n in BATCHES:
+        images = _batch(n)
+        cases.append(Case(
+            name=f"{workload} {n}x{_side()}x{_side()}",
+            opbridge=ort_engine(batched, {"images": images}, threads),
+            ort=ort_engine(single, [{single_input: image} for image in images], threads),
+            torch=torch_engine(_eager_padded, builder, images),
+            ort_note=f"ORT: opbridge's single-image export, run {n} times",
+            check_rtol=1e-4, check_atol=1e-2,  # opbridge's "detector" tolerance (tolerances.py)
+            cpu_column=False,
+        ))
+    return cases
+
+
 # --- the models of issue 27's CUDA kernels ---------------------------------------------------------
 #
 # model.deformable_detr_layer: a Deformable-DETR encoder layer (opbridge.ops.MultiScaleDeformableAttention,
@@ -222,5 +298,6 @@ def _dcn_block_cases(threads: int) -> list[Case]:
 
 
 WORKLOADS = {workload: functools.partial(_detector_cases, workload) for workload in DETECTORS}
+WORKLOADS.update({f"{workload}.batch": functools.partial(_batch_cases, f"{workload}.batch") for workload in DETECTORS})
 WORKLOADS["model.deformable_detr_layer"] = _detr_layer_cases
 WORKLOADS["model.dcn_block"] = _dcn_block_cases

@@ -382,6 +382,12 @@ class OneNode:
             declared = like.type()
             if output.dtype in _TENSOR_TYPES and output.dtype != like_dtype:
                 declared = declared.with_dtype(_TENSOR_TYPES[output.dtype][1])
+            if shape is None:
+                # The like input's sizes, its dynamic dims as new unknowns: torch's shape inference
+                # can give one symbol to dims that differ (the batch and the height of FCOS's head
+                # convolutions, at every pyramid level), and ORT reuses buffers between values whose
+                # declared dims share a name.
+                shape = like.type().varyingSizes()
             if shape is not None:
                 declared = declared.with_sizes(list(shape))
             result.setType(declared)

@@ -95,8 +95,9 @@ def multi_scale_roi_align_eager(features, rois, output_height, output_width, sam
     return result
 
 
-def _multiscale_roi_align_replacement(x_filtered, boxes, output_size, sampling_ratio, scales, mapper):
-    """What torchvision.ops.poolers._multiscale_roi_align becomes inside opbridge.export."""
+def pooler_arguments(x_filtered, output_size, sampling_ratio, scales, mapper) -> tuple:
+    """multi_scale_roi_align's arguments after features and RoIs for a torchvision MultiScaleRoIAlign
+    (its output size, sampling ratio, scales and level mapper), checked to be what the op computes."""
     if scales is None or mapper is None:
         raise ValueError("scales and mapper should not be None")
     if len(x_filtered) > MAX_LEVELS:
@@ -106,8 +107,13 @@ def _multiscale_roi_align_replacement(x_filtered, boxes, output_size, sampling_r
         raise ValueError("opbridge.export: this MultiScaleRoIAlign's level mapper (k_min, k_max, eps = "
                          f"{mapper.k_min}, {mapper.k_max}, {mapper.eps}) is not the one torchvision derives from "
                          f"its scales {list(scales)}; opbridge::MultiScaleRoiAlign computes torchvision's")
-    rois = poolers._convert_to_roi_format(boxes)
-    return multi_scale_roi_align(x_filtered, rois, tuple(output_size), sampling_ratio, scales, mapper.s0, mapper.lvl0)
+    return tuple(output_size), sampling_ratio, scales, mapper.s0, mapper.lvl0
+
+
+def _multiscale_roi_align_replacement(x_filtered, boxes, output_size, sampling_ratio, scales, mapper):
+    """What torchvision.ops.poolers._multiscale_roi_align becomes inside opbridge.export."""
+    arguments = pooler_arguments(x_filtered, output_size, sampling_ratio, scales, mapper)
+    return multi_scale_roi_align(x_filtered, poolers._convert_to_roi_format(boxes), *arguments)
 
 
 # --- export mappings ----------------------------------------------------------------------------
