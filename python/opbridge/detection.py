@@ -43,12 +43,14 @@ import torch.nn.functional as F
 import torchvision
 from torch import Tensor
 from torchvision.models.detection import FCOS, RetinaNet, transform
+from torchvision.models.detection.backbone_utils import BackboneWithFPN
 from torchvision.models.detection.ssd import SSD
 from torchvision.models.detection.generalized_rcnn import GeneralizedRCNN
 from torchvision.models.detection.image_list import ImageList
 from torchvision.models.detection.rpn import concat_box_prediction_layers
 from torchvision.ops import boxes as box_ops
 from torchvision.ops import poolers
+from torchvision.ops.feature_pyramid_network import FeaturePyramidNetwork
 
 from opbridge.ops.heatmaps_to_keypoints import heatmaps_to_keypoints
 from opbridge.ops.multi_scale_roi_align import multi_scale_roi_align, pooler_arguments
@@ -221,8 +223,56 @@ def _transform(t: transform.GeneralizedRCNNTransform, images: Tensor) -> tuple[T
 
 
 def _features(model, batch: Tensor) -> OrderedDict:
-    features = model.backbone(batch)
+    backbone = model.backbone
+    if isinstance(backbone, BackboneWithFPN) and isinstance(backbone.fpn, FeaturePyramidNetwork):
+        return _pyramid(backbone.fpn, backbone.body(batch), batch, model.transform.size_divisible)
+    features = backbone(batch)
     return OrderedDict([("0", features)]) if isinstance(features, Tensor) else features
+
+
+def _pyramid(fpn: FeaturePyramidNetwork, x: OrderedDict, batch: Tensor, size_divisible: int) -> OrderedDict:
+    """FeaturePyramidNetwork.forward, whose top-down path doubles each level with a nearest resize
+    to the next level's size. Where that size is always exactly twice the level's (the levels halve
+    the padded image, whose size is a multiple of the coarsest level's stride), the resize doubles
+    with a scale factor of 2 instead, the same values: the exporters then write constant scales, not
+    sizes computed from the batch's shape at run time, and ORT fuses the resize and the addition into
+    its convolutions (5-7 % of a batched Faster R-CNN's time on the CPU)."""
+    names, x = list(x.keys()), list(x.values())
+    doubling = _doubles(x, batch, size_divisible)
+    last_inner = fpn.get_result_from_inner_blocks(x[-1], -1)
+    results = [fpn.get_result_from_layer_blocks(last_inner, -1)]
+    for idx in range(len(x) - 2, -1, -1):
+        inner_lateral = fpn.get_result_from_inner_blocks(x[idx], idx)
+        if doubling:
+            inner_top_down = F.interpolate(last_inner, scale_factor=2.0, mode="nearest")
+        else:
+            inner_top_down = F.interpolate(last_inner, size=inner_lateral.shape[-2:], mode="nearest")
+        last_inner = inner_lateral + inner_top_down
+        results.insert(0, fpn.get_result_from_layer_blocks(last_inner, idx))
+    if fpn.extra_blocks is not None:
+        results, names = fpn.extra_blocks(results, x, names)
+    return OrderedDict(zip(names, results))
+
+
+def _doubles(levels: list[Tensor], batch: Tensor, size_divisible: int) -> bool:
+    """Whether each level is exactly twice the next at every image size the transform makes: in the
+    example (its sizes), and the coarsest level's stride divides size_divisible, so that every
+    padded size halves evenly down to it."""
+    sizes = [[_example_size(d) for d in level.shape[-2:]] for level in levels]
+    side = [_example_size(d) for d in batch.shape[-2:]]
+    if any(s % (2 * t) or s // t != 2 for a, b in zip(sizes, sizes[1:]) for s, t in zip(a, b)):
+        return False
+    if any(s % t for s, t in zip(side, sizes[-1])):
+        return False
+    stride = side[0] // sizes[-1][0]
+    return stride == side[1] // sizes[-1][1] and size_divisible % stride == 0
+
+
+def _example_size(d) -> int:
+    """A size's value in the example: a traced size (legacy exporter) or a symbolic one (dynamo) too."""
+    if isinstance(d, torch.SymInt):
+        return d.node.hint
+    return int(d)
 
 
 def _anchors(anchor_generator, batch: Tensor, image_size, features: list[Tensor]) -> Tensor:
@@ -320,9 +370,13 @@ def _rcnn(model: GeneralizedRCNN, images: Tensor) -> dict[str, Tensor]:
     if heads.has_mask():
         mask_logits = heads.mask_predictor(heads.mask_head(_pool(heads.mask_roi_pool, features, rois, image_size)))
         masks = mask_logits.sigmoid()[torch.arange(labels.shape[0], device=labels.device), labels][:, None]
-        pasted = paste_masks(masks, transform.resize_boxes(boxes, image_size, original_size),
+        # Padded before pasting, not after: a zero mask pastes as zeros wherever its (zero) box is,
+        # and the full-size masks (2.56 MB each at 800 x 800) are written once instead of three
+        # times (the pasted rows, a padding row appended, the gather).
+        small = first.pad(masks)  # [N, K, 1, M, M]
+        pasted = paste_masks(small.reshape((-1,) + tuple(masks.shape[1:])), found["boxes"].reshape(-1, 4),
                              (original_size[0], original_size[1]))
-        found["masks"] = first.pad(pasted)
+        found["masks"] = pasted.reshape(tuple(small.shape[:2]) + tuple(pasted.shape[1:]))
     if heads.has_keypoint():
         keypoint_logits = heads.keypoint_predictor(
             heads.keypoint_head(_pool(heads.keypoint_roi_pool, features, rois, image_size)))

@@ -12,8 +12,9 @@ writes models/N/1/model.onnx and models/N/config.pbtxt for Triton's ONNX Runtime
   ONNX schema), -1 where a dim is dynamic;
 * batching: Triton's dynamic batching concatenates requests along the first axis, so the entry
   batches (max_batch_size B, default 8, dims without the first axis, `dynamic_batching {}`) only
-  where every input and output has one shared symbolic first axis; a detector whose input is one
-  [3, H, W] image and whose outputs have a data-dependent row count does not;
+  where every input and output has one shared symbolic first axis (a detector exported on a batch
+  of images [N, 3, H, W], whose outputs are padded per image, has); a detector exported on one
+  [3, H, W] image, whose outputs have a data-dependent row count, does not;
 * the library: the absolute path of the opbridge library this Python package uses, or the path the
   server will see (--library); each model of a repository names it, and relative paths are refused
   (Triton would resolve them against its own working directory);

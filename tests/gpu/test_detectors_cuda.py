@@ -47,3 +47,25 @@ def test_verify_on_the_gpu_against_pytorch_on_cuda():
                              device="cuda", more_args=[([image(family.nothing)],)], print_report=False)
     assert report.placement.all_opbridge_nodes_on_gpu and report.ok, str(report)
     assert "device: cuda" in str(report)
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_batched_detector_runs_on_the_gpu_with_the_cpu_sessions_outputs(name):
+    """The export on a batch of images (opbridge.detection.BatchedDetector) in a CUDA session: every
+    opbridge node on the GPU, and the CPU session's outputs within the detector tolerance at N = 3
+    (images with detections and one without) and N = 1."""
+    family = FAMILIES[name]
+    model = build(family)
+    batch = torch.stack([image(family.detect), image(family.nothing), image(family.detect)])
+    proto = opbridge.export(model, (batch[:2],), exporter="legacy")
+    placement = cuda_placement(proto)
+    assert placement.all_opbridge_nodes_on_gpu, placement
+    cpu = opbridge.create_session(proto)
+    gpu = opbridge.create_session(proto, providers=CUDA)
+    for images in (batch, batch[:1]):
+        feeds = {"images": images.numpy()}
+        expected, actual = cpu.run(None, feeds), gpu.run(None, feeds)
+        for output, e, a in zip(cpu.get_outputs(), expected, actual):
+            assert e.shape == a.shape and e.dtype == a.dtype, f"{name} {output.name}: {a.shape} vs {e.shape}"
+            tol = tolerance("detector", e.dtype)
+            np.testing.assert_allclose(a, e, rtol=tol.rtol, atol=tol.atol, err_msg=f"{name} {output.name}, N={len(images)}")

@@ -52,12 +52,12 @@ __all__ = ["Case", "OP_WORKLOADS", "WORKLOADS", "main"]
 
 def cuda_workloads() -> list[str]:
     """The workloads `--device cuda` runs by default: those of every op with a CUDA kernel, the
-    whole Faster R-CNN and the models of issue 27's kernels."""
+    whole Faster R-CNN (one image, and batches of 1 and 4) and the models of issue 27's kernels."""
     from opbridge import manifest
 
     ids = [w for op in manifest.load().values() if op.cuda_identities for w in op.workloads]
-    return [w for w in WORKLOADS if w in ids] + ["detector.fasterrcnn", "model.deformable_detr_layer",
-                                                  "model.dcn_block"]
+    return [w for w in WORKLOADS if w in ids] + ["detector.fasterrcnn", "detector.fasterrcnn.batch",
+                                                  "model.deformable_detr_layer", "model.dcn_block"]
 
 
 def main(workloads: list[str], runs: int, threads: list[int], memory: bool | None = None, device: str = "cpu",
