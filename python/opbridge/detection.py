@@ -36,6 +36,7 @@ score). Keypoint R-CNN has no mmdeploy layout.
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 
 import torch
@@ -116,9 +117,11 @@ class BatchedDetector(torch.nn.Module):
             found = _ssd(self.detector, images)
         return self._layout(found)
 
-    def reference(self) -> "PerImageReference":
-        """torchvision's own model run on each image, padded as forward() pads."""
-        return PerImageReference(self)
+    def reference(self, memoize: bool = False) -> "PerImageReference":
+        """torchvision's own model run on each image, padded as forward() pads. memoize: each
+        distinct image (by its bytes) runs once, for as long as the reference lives, which assumes
+        that the model does not change meanwhile (verify's batches repeat the example's images)."""
+        return PerImageReference(self, memoize)
 
     def _layout(self, found: dict[str, Tensor]) -> dict[str, Tensor]:
         if self.layout == "torchvision":
@@ -143,14 +146,26 @@ class PerImageReference(torch.nn.Module):
     """The eager reference of a BatchedDetector: ``detector([image])`` for each image of the batch
     (torchvision's code, image by image), padded to the batched outputs' layout."""
 
-    def __init__(self, batched: BatchedDetector):
+    def __init__(self, batched: BatchedDetector, memoize: bool = False):
         super().__init__()
         self.batched = batched
+        self.memo = {} if memoize else None
+
+    def detect(self, image: Tensor) -> dict[str, Tensor]:
+        """torchvision's detections for one image [3, H, W]."""
+        if self.memo is None:
+            return self.batched.detector([image])[0]
+        key = (tuple(image.shape), str(image.dtype), str(image.device),
+               hashlib.sha1(image.detach().cpu().contiguous().numpy().tobytes()).hexdigest())
+        if key not in self.memo:
+            self.memo[key] = self.batched.detector([image])[0]
+        return self.memo[key]
 
     def forward(self, images: Tensor) -> dict[str, Tensor]:
         check_images(images)
-        detector, k = self.batched.detector, self.batched.detections_per_image
-        results = [detector([image])[0] for image in images]
+        k = self.batched.detections_per_image
+        detector = self.batched.detector
+        results = [self.detect(image) for image in images]
         height, width = images.shape[-2:]
         keys = {"boxes": ((4,), 0.0), "scores": ((), 0.0), "labels": ((), PAD_LABEL)}
         if _has_masks(detector):
