@@ -91,6 +91,12 @@ class Value:
     shape: tuple
 
 
+def session_values(session) -> list[Value]:
+    """An ORT session's inputs, then its outputs."""
+    return ([Value("input", v.name, v.type, tuple(v.shape)) for v in session.get_inputs()]
+            + [Value("output", v.name, v.type, tuple(v.shape)) for v in session.get_outputs()])
+
+
 @dataclasses.dataclass
 class CheckReport:
     path: str
@@ -253,8 +259,7 @@ def check(path) -> CheckReport:
     except Exception as e:  # ORT raises its own pybind types; the library may be missing (FileNotFoundError)
         report.session_error = str(e)
         return report
-    report.values = [Value("input", v.name, v.type, tuple(v.shape)) for v in session.get_inputs()]
-    report.values += [Value("output", v.name, v.type, tuple(v.shape)) for v in session.get_outputs()]
+    report.values = session_values(session)
     declared = {v.name: _declared_shape(v) for v in model.graph.output}
     for v in session.get_outputs():
         if _contradicts(declared.get(v.name), tuple(v.shape)):

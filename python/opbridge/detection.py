@@ -462,12 +462,7 @@ def _dense(model, images: Tensor) -> dict[str, Tensor]:
         if fcos:
             probabilities = torch.sqrt(probabilities * torch.sigmoid(head["bbox_ctrness"].split(per_level, 1)[level]))
         scores = probabilities.flatten(1)  # [N, anchors * classes]
-        # torchvision keeps the top-k of the scores above the threshold: the top-k of all scores with
-        # those below it out of the way is the same set, in the same order.
-        above = scores > model.score_thresh
-        ranked = torch.where(above, scores, torch.full_like(scores, -1.0))
-        top = ranked.topk(_topk(ranked, model.topk_candidates), dim=1)[1]
-        valid = above.gather(1, top)
+        top, top_scores, valid = _top_above(scores, model.score_thresh, model.topk_candidates)
         anchor_index = torch.div(top, num_classes, rounding_mode="floor")
         rows = torch.arange(num_images, device=batch.device)[:, None]
         codes, reference = regression[rows, anchor_index].reshape(-1, 4), level_anchors[anchor_index].reshape(-1, 4)
@@ -476,15 +471,22 @@ def _dense(model, images: Tensor) -> dict[str, Tensor]:
         else:
             boxes = model.box_coder.decode_single(codes, reference)
         all_boxes.append(box_ops.clip_boxes_to_image(boxes, image_size).reshape(num_images, -1, 4))
-        all_scores.append(scores.gather(1, top))
+        all_scores.append(top_scores)
         all_labels.append(top % num_classes)
         all_valid.append(valid)
     return _nms_and_pad(model, num_images, image_size, original_size, torch.cat(all_boxes, 1), torch.cat(all_scores, 1),
                         torch.cat(all_labels, 1), torch.cat(all_valid, 1), num_classes)
 
 
-def _topk(scores: Tensor, k: int) -> int:
-    return torchvision.models.detection._utils._topk_min(scores, k, 1)
+def _top_above(scores: Tensor, threshold: float, k: int) -> tuple[Tensor, Tensor, Tensor]:
+    """torchvision's "the top k of the scores above the threshold" along the last axis, for every
+    row at once: the top k of all scores with those below the threshold out of the way (the same
+    set, in the same order). Returns their indices, their scores, and which are above it (a row
+    with fewer than k above fills up with others)."""
+    above = scores > threshold
+    ranked = torch.where(above, scores, torch.full_like(scores, -1.0))
+    top = ranked.topk(torchvision.models.detection._utils._topk_min(ranked, k, -1), dim=-1)[1]
+    return top, scores.gather(-1, top), above.gather(-1, top)
 
 
 def _nms_and_pad(model, num_images, image_size, original_size, boxes, scores, labels, valid, num_classes):
@@ -520,14 +522,12 @@ def _ssd(model: SSD, images: Tensor) -> dict[str, Tensor]:
     probabilities = F.softmax(head["cls_logits"], dim=-1)
     num_classes = probabilities.shape[-1]
     scores = probabilities[:, :, 1:].transpose(1, 2)  # [N, classes - 1, anchors]: class after class
-    above = scores > model.score_thresh
-    ranked = torch.where(above, scores, torch.full_like(scores, -1.0))
-    top = ranked.topk(torchvision.models.detection._utils._topk_min(ranked, model.topk_candidates, 2), dim=2)[1]
+    top, top_scores, valid = _top_above(scores, model.score_thresh, model.topk_candidates)
     rows = torch.arange(num_images, device=batch.device)[:, None, None]
     labels = torch.arange(1, num_classes, device=batch.device)[None, :, None].expand_as(top)
     return _nms_and_pad(model, num_images, image_size, original_size, boxes[rows, top].reshape(num_images, -1, 4),
-                        scores.gather(2, top).reshape(num_images, -1), labels.reshape(num_images, -1),
-                        above.gather(2, top).reshape(num_images, -1), num_classes)
+                        top_scores.reshape(num_images, -1), labels.reshape(num_images, -1),
+                        valid.reshape(num_images, -1), num_classes)
 
 
 # --- what the families have --------------------------------------------------------------------

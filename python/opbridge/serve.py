@@ -45,6 +45,9 @@ import numpy as np
 import ray
 from ray import serve
 
+from opbridge.check import session_values
+from opbridge.triton import shared_batch_axis
+
 DEFAULT_MAX_BATCH_SIZE = 8
 
 # What a request fails with when its replica died under it: these are retried.
@@ -98,17 +101,9 @@ class ReplicaSession:
         return self.session.get_session_options().intra_op_num_threads
 
     def batch_axis_problem(self) -> str:
-        """"" when every input and output has one shared symbolic first axis (a batch Serve can
-        concatenate requests along and split the outputs by), else why not."""
-        values = [("input", v) for v in self.session.get_inputs()] + [("output", v) for v in self.session.get_outputs()]
-        for kind, v in values:
-            if not v.shape or not isinstance(v.shape[0], str):
-                first = "no first axis" if not v.shape else f"first axis {v.shape[0]!r}"
-                return f"{kind} {v.name!r} has {first}, not a named batch axis"
-        names = {v.shape[0] for _, v in values}
-        if len(names) > 1:
-            return f"the inputs' and outputs' first axes are different dimensions ({sorted(names)})"
-        return ""
+        """"" when requests can be concatenated along the inputs' first axis and the outputs split
+        along it (triton.shared_batch_axis), else why not."""
+        return shared_batch_axis(session_values(self.session))[1]
 
 
 @serve.deployment(max_ongoing_requests=2)

@@ -105,7 +105,7 @@ def write_entry(model: str | Path, repository: str | Path, name: str | None = No
     values = [(v, _triton_type(v)) for v in report.values]
     proto = onnx.load(str(model), load_external_data=False)  # the structure: weights stay on disk
     _check_ranks(proto.graph, report.values)
-    batch_axis, why_not = _batch_axis([v for v, _ in values])
+    batch_axis, why_not = shared_batch_axis([v for v, _ in values])
     if max_batch_size is None:
         max_batch_size = DEFAULT_MAX_BATCH_SIZE if batch_axis else 0
     elif max_batch_size > 0 and not batch_axis:
@@ -208,8 +208,9 @@ def _check_ranks(graph, values) -> None:
                               "infers none): Triton needs the dims of every input and output; declare its shape")
 
 
-def _batch_axis(values) -> tuple[bool, str]:
-    """Whether every input and output has one shared symbolic first axis (Triton's batch), and why not."""
+def shared_batch_axis(values) -> tuple[bool, str]:
+    """Whether every input and output (check.Value) has one shared symbolic first axis, along which
+    requests can be concatenated and outputs split (Triton's batch, Ray Serve's), and why not."""
     firsts = {}
     for v in values:
         if not v.shape:

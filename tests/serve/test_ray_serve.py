@@ -241,7 +241,8 @@ def test_a_batched_deployment_runs_waiting_requests_together_with_the_answers_ea
 
 
 def test_a_model_without_a_batch_axis_is_refused_batching(cluster, model_dir):
-    with pytest.raises(RuntimeError, match=r"cannot be batched: input 'image' has first axis 1, not a named batch axis"):
+    with pytest.raises(RuntimeError, match=r"cannot be batched: the first axis of input 'image' is fixed at 1; dynamic batching needs one "
+                                           r"shared symbolic first axis on every input and output"):
         deploy(model_dir / "detector.onnx", name="unbatchable", replicas=1, cpus=0, max_batch_size=4)
     with pytest.raises(ValueError, match="max_batch_size must be >= 0"):
         deploy(model_dir / "detector.onnx", max_batch_size=-1)

@@ -48,13 +48,16 @@ def _detector(builder: str):
     return getattr(detection, builder)(weights=None, weights_backbone=None, box_score_thresh=0.05, **resize).eval()
 
 
-def _opbridge_export(builder: str):
+def _opbridge_export(builder: str, exporter: str = "dynamo", batched: bool = False):
+    """opbridge.export of the detector on the image (a list [image]), or with `batched` on a batch
+    of 2 (a dynamic batch axis: opbridge.detection)."""
     def export(path):
         import torch
 
         import opbridge
 
-        opbridge.export(_detector(builder), ([torch.from_numpy(_image())],), path, exporter="dynamo")
+        images = torch.from_numpy(_batch(2)) if batched else [torch.from_numpy(_image())]
+        opbridge.export(_detector(builder), (images,), path, exporter=exporter)
 
     return export
 
@@ -123,28 +126,6 @@ def _batch(n: int) -> np.ndarray:
     return np.stack([_image()] * n)
 
 
-def _batched_export(builder: str):
-    def export(path):
-        import torch
-
-        import opbridge
-
-        opbridge.export(_detector(builder), (torch.from_numpy(_batch(2)),), path, exporter="legacy")
-
-    return export
-
-
-def _single_export(builder: str):
-    def export(path):
-        import torch
-
-        import opbridge
-
-        opbridge.export(_detector(builder), ([torch.from_numpy(_image())],), path, exporter="legacy")
-
-    return export
-
-
 _REFERENCES = {}
 
 
@@ -161,8 +142,8 @@ def _batch_cases(workload: str, threads: int) -> list[Case]:
 
     builder = DETECTORS[workload.removesuffix(".batch")][0]
     name = builder.split("_")[0]
-    batched = onnx.load(str(export_once(f"{name}_batched_legacy", _batched_export(builder))))
-    single = onnx.load(str(export_once(f"{name}_opbridge_legacy", _single_export(builder))))
+    batched = onnx.load(str(export_once(f"{name}_batched_legacy", _opbridge_export(builder, "legacy", batched=True))))
+    single = onnx.load(str(export_once(f"{name}_opbridge_legacy", _opbridge_export(builder, "legacy"))))
     single_input = single.graph.input[0].name
     cases = []
     for n in sized(BATCHES, (1, 2)):
