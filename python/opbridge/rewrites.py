@@ -15,7 +15,7 @@ import math
 import torch
 import torch.nn.functional as F
 from torchvision.models.detection import _utils as det_utils
-from torchvision.models.detection import faster_rcnn, transform
+from torchvision.models.detection import faster_rcnn, mask_rcnn, transform
 
 from opbridge.ops._onnx import AttributePatch
 
@@ -57,11 +57,15 @@ def _run_without_batch_norm_op(module: torch.nn.Module, x: torch.Tensor) -> torc
     return module(x)
 
 
-def _conv_fc_head_forward(self, x: torch.Tensor) -> torch.Tensor:
-    """FastRCNNConvFCHead (fasterrcnn_resnet50_fpn_v2's box head) with its batch norms written
-    out: torch.export cannot trace aten.batch_norm on the head's input, whose batch is the
-    data-dependent number of proposals (the op checks for an empty input). The arithmetic is the
-    batch norm's; only its rounding can differ, by float32 ulps."""
+def _head_forward_without_batch_norm_op(self, x: torch.Tensor) -> torch.Tensor:
+    """The forward of a RoI head that is a Sequential with batch norms (fasterrcnn_resnet50_fpn_v2's
+    box head FastRCNNConvFCHead, maskrcnn_resnet50_fpn_v2's mask head MaskRCNNHeads: convolutions
+    each followed by a BatchNorm2d), with the batch norms written out. The heads' input holds one
+    row per RoI, a data-dependent count (the proposals, the detections: Min(100, u5)), and
+    torch.export cannot trace aten.batch_norm on it: the op guards on its input being empty
+    (GuardOnDataDependentSymNode on Eq(50176*Min(100, u5), 0) in the mask head). The arithmetic is
+    the batch norm's; only its rounding can differ, by float32 ulps. The batched export's heads see
+    the same data-dependent counts (the kept proposals and detections of all images)."""
     for layer in self:
         x = _run_without_batch_norm_op(layer, x)
     return x
@@ -90,6 +94,7 @@ def _batch_images(self, images: list[torch.Tensor], size_divisible: int = 32) ->
 
 PATCHES = (
     AttributePatch(det_utils.BoxCoder, "decode", _box_coder_decode),
-    AttributePatch(faster_rcnn.FastRCNNConvFCHead, "forward", _conv_fc_head_forward),
+    AttributePatch(faster_rcnn.FastRCNNConvFCHead, "forward", _head_forward_without_batch_norm_op),
+    AttributePatch(mask_rcnn.MaskRCNNHeads, "forward", _head_forward_without_batch_norm_op),
     AttributePatch(transform.GeneralizedRCNNTransform, "batch_images", _batch_images),
 )
