@@ -325,13 +325,15 @@ def test_detector_exports_runs_and_verifies(name, exporter, tmp_path):
 BATCH_SIZES = [1, 3, 8]  # besides the example's 2; verify draws their images from the example's
 
 
-# Every builder with the legacy exporter; with the dynamo exporter (10-70 s an export here) one
-# family of each post-processing path: R-CNN with masks and with keypoints, the dense heads (FCOS's
-# has the group norm), SSD; and maskrcnn_resnet50_fpn_v2, whose box and mask heads' batch norms over
-# the kept RoIs of all images are rewritten for torch.export (opbridge/rewrites.py). (All 14 pairs of
-# the seven families passed when this was written; the other three dynamo ones add 75 s.)
+# Every builder with the legacy exporter; with the dynamo exporter (10-25 s an export here) one family
+# of each post-processing path: R-CNN with masks and with keypoints, the dense heads (FCOS's has the
+# group norm), SSD. The variants post-process as their family does; the v2 heads' batch norms over a
+# data-dependent count are the dynamo exporter's concern, tested on one image above and in
+# test_heads_with_batch_norms_over_a_data_dependent_count. (All 14 pairs of the seven families and
+# maskrcnn_resnet50_fpn_v2's passed when this was written; the other dynamo ones add 75 s, and 80 s
+# for maskrcnn_resnet50_fpn_v2.)
 BATCHED_CASES = [(name, "legacy") for name in FAMILIES] + [
-    (name, "dynamo") for name in ("maskrcnn", "keypointrcnn", "fcos", "ssd", "maskrcnn_v2")]
+    (name, "dynamo") for name in ("maskrcnn", "keypointrcnn", "fcos", "ssd")]
 
 
 @pytest.mark.parametrize("name,exporter", BATCHED_CASES)
