@@ -201,7 +201,7 @@ def deploy(model, *, name: str = "opbridge", replicas: int = 1, cpus: float = 1,
            batch_wait_timeout_s: float = 0.005, **options):
     """Runs an application of OpbridgeModel on the connected Ray cluster: `replicas` replicas of
     `cpus` CPUs (their session's threads) and `gpus` GPUs each (device "cuda" when gpus > 0), and
-    returns its handle. `model` is made absolute here (the replicas read it on their nodes);
+    returns its handle (no HTTP route: where deploy starts Serve, it starts it without proxies). `model` is made absolute here (the replicas read it on their nodes);
     `options` are further Serve deployment options (max_ongoing_requests, ...). When the replicas
     fail to start, the RuntimeError says why in the replicas' own words (the library or model path
     that failed), which serve.run alone leaves in serve.status().
@@ -226,6 +226,10 @@ def deploy(model, *, name: str = "opbridge", replicas: int = 1, cpus: float = 1,
                                                                                 batch_wait_timeout_s)
     else:
         application = OpbridgeModel.options(**resources, **options).bind(path, library, device)
+    # The application is reached by handle only (no route): Serve needs no HTTP proxy, whose start
+    # (an actor given 60 s) failed on a loaded 2-core machine. Where Serve already runs, as the user
+    # started it (with its proxies), this connects to it unchanged.
+    serve.start(proxy_location="Disabled")
     try:
         return serve.run(application, name=name, route_prefix=None)
     except RuntimeError as error:

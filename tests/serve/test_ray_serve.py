@@ -169,15 +169,18 @@ def test_a_bad_request_gets_ort_s_error_and_the_replica_keeps_serving(cluster, m
 
 
 def test_a_replica_that_cannot_load_the_library_fails_at_start_naming_the_path(cluster, model_dir):
+    # One constructor attempt each (Serve's default is 3, each a new replica process: 100 s a deployment
+    # on a loaded 2-core machine): the error is the same, only sooner.
+    once = {"max_constructor_retry_count": 1}
     missing = "/nonexistent/opbridge/libopbridge_ort.so"
     started = time.monotonic()
     with pytest.raises(RuntimeError, match=re.escape(f"the opbridge library {missing} does not exist on this node")):
-        _deploy(model_dir, "broken", replicas=1, cpus=0, library=missing)
+        _deploy(model_dir, "broken", replicas=1, cpus=0, library=missing, **once)
     not_a_library = model_dir / "requests.npz"
     with pytest.raises(RuntimeError, match=re.escape(f"ONNX Runtime cannot load the opbridge library {not_a_library}")):
-        _deploy(model_dir, "broken", replicas=1, cpus=0, library=str(not_a_library))
+        _deploy(model_dir, "broken", replicas=1, cpus=0, library=str(not_a_library), **once)
     with pytest.raises(RuntimeError, match="the model /nonexistent/detector.onnx does not exist on this node"):
-        deploy("/nonexistent/detector.onnx", name="broken", replicas=1, cpus=0)
+        deploy("/nonexistent/detector.onnx", name="broken", replicas=1, cpus=0, **once)
     assert time.monotonic() - started < 240  # at start, not at the first request (generous: a loaded machine)
     serve.delete("broken")
 
