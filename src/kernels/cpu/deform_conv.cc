@@ -102,11 +102,15 @@ struct TileJob {
   int32_t* words;  // kTapWords * pixels words of scratch
 };
 
-// Fills job.columns. Compiled for three x86-64 levels and chosen at load time: the sample
+// Fills job.columns. Compiled for three x86-64 levels and chosen at run time (RunAtCpuLevel): the sample
 // positions and the channel loop are where vector width pays (AVX-512 does 16 positions, or a
 // 16-channel run of one corner, per instruction).
-OPBRIDGE_CLONES_X86_V4_V3 void SampleTile(
-    const TileJob& job) {
+struct SampleTileBody {
+  static constexpr const char* kName = "DeformConv2d: SampleTile";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const TileJob& job);
+};
+
+OPBRIDGE_ALWAYS_INLINE void SampleTileBody::Run(const TileJob& job) {
   const DeformConvParams& p = *job.params;
   const DeformConvArgs& a = *job.args;
   const PaddedImage padded{a.height, a.width};
@@ -267,7 +271,7 @@ Status DeformConv(const DeformConvParams& p, const DeformConvArgs& a, ScratchAll
         return;
       }
       float* columns = static_cast<float*>(memory.data());
-      SampleTile(TileJob{&p, &a, image, a.offset + n * 2 * p.deform_groups * taps * pixels,
+      RunAtCpuLevel<4, SampleTileBody>(TileJob{&p, &a, image, a.offset + n * 2 * p.deform_groups * taps * pixels,
                          a.mask ? a.mask + n * p.deform_groups * taps * pixels : nullptr, g, p0, len, columns,
                          reinterpret_cast<int32_t*>(columns + column_floats + gemm_floats)});
       // out[group's channels, tile] = bias + weight[group] x columns^T.

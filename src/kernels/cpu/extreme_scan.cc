@@ -4,7 +4,7 @@
 // `inner` contiguous elements, so the scans run side by side as lanes: one pass per step over a
 // row, reading the previous row of outputs (still in L1: chunks of at most kMaxLanes lanes) and
 // writing this one. Every comparison and selection is branch-free, so those loops vectorise, at
-// x86-64-v2 and in an x86-64-v3 clone; the index selection is written with an integer mask,
+// x86-64-v2 and in an x86-64-v3 build (RunAtCpuLevel); the index selection is written with an integer mask,
 // which GCC vectorises at x86-64-v2 (`cond ? step : prev` of 64-bit integers under a float
 // comparison it leaves scalar there). With inner = 1 (the last axis) every row of `steps`
 // elements is one scan, a chain of dependent selections: 4-byte types run 8 rows side by side
@@ -42,26 +42,32 @@ constexpr int64_t kLine = 64;  // bytes per cache line
 // One step of `width` lanes: out = x where x replaces prev, else prev; out_index likewise with
 // `step` and prev_index.
 template <Extreme kWhich, class T>
-OPBRIDGE_CLONES_X86_V3 void LanesStep(
-    const T* __restrict x, const T* __restrict prev, const int64_t* __restrict prev_index, T* __restrict out,
-    int64_t* __restrict out_index, int64_t width, int64_t step) {
-  for (int64_t j = 0; j < width; ++j) {
-    const T v = x[j], p = prev[j];
-    const bool take = shared::ExtremeReplaces<kWhich>(v, p);
-    const int64_t mask = -static_cast<int64_t>(take);
-    out[j] = take ? v : p;
-    out_index[j] = (step & mask) | (prev_index[j] & ~mask);
+struct LanesStepBody {
+  static constexpr const char* kName = "CumMax/CumMin: LanesStep";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const T* __restrict x, const T* __restrict prev,
+                                         const int64_t* __restrict prev_index, T* __restrict out,
+                                         int64_t* __restrict out_index, int64_t width, int64_t step) {
+    for (int64_t j = 0; j < width; ++j) {
+      const T v = x[j], p = prev[j];
+      const bool take = shared::ExtremeReplaces<kWhich>(v, p);
+      const int64_t mask = -static_cast<int64_t>(take);
+      out[j] = take ? v : p;
+      out_index[j] = (step & mask) | (prev_index[j] & ~mask);
+    }
   }
-}
+};
 
 template <Extreme kWhich, class T>
-OPBRIDGE_CLONES_X86_V3 void LanesStepValues(
-    const T* __restrict x, const T* __restrict prev, T* __restrict out, int64_t width) {
-  for (int64_t j = 0; j < width; ++j) {
-    const T v = x[j], p = prev[j];
-    out[j] = shared::ExtremeReplaces<kWhich>(v, p) ? v : p;
+struct LanesStepValuesBody {
+  static constexpr const char* kName = "CumMax/CumMin: LanesStepValues";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const T* __restrict x, const T* __restrict prev, T* __restrict out,
+                                         int64_t width) {
+    for (int64_t j = 0; j < width; ++j) {
+      const T v = x[j], p = prev[j];
+      out[j] = shared::ExtremeReplaces<kWhich>(v, p) ? v : p;
+    }
   }
-}
+};
 
 // `width` lanes over `steps` rows; step s is the row at in + s * stride (stride < 0: upwards).
 template <Extreme kWhich, class T>
@@ -80,9 +86,10 @@ void Lanes(const T* in, T* values, int64_t* indices, int64_t steps, int64_t stri
       }
     }
     if (indices != nullptr) {
-      LanesStep<kWhich, T>(in + row, values + prev, indices + prev, values + row, indices + row, width, s);
+      RunAtCpuLevel<3, LanesStepBody<kWhich, T>>(in + row, values + prev, indices + prev, values + row, indices + row,
+                                                 width, s);
     } else {
-      LanesStepValues<kWhich, T>(in + row, values + prev, values + row, width);
+      RunAtCpuLevel<3, LanesStepValuesBody<kWhich, T>>(in + row, values + prev, values + row, width);
     }
   }
 }
@@ -151,10 +158,17 @@ inline void Transpose8(V* r) {
 }
 
 template <Extreme kWhich, bool kReverse, bool kIndices, class T>
-OPBRIDGE_CLONES_X86_V3 void EightRows(const T* __restrict in,
-                                                                            T* __restrict values,
-                                                                            int64_t* __restrict indices,
-                                                                            int64_t steps) {
+struct EightRowsBody {
+  static constexpr const char* kName = "CumMax/CumMin: EightRows";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const T* __restrict in, T* __restrict values, int64_t* __restrict indices,
+                                         int64_t steps);
+};
+
+template <Extreme kWhich, bool kReverse, bool kIndices, class T>
+OPBRIDGE_ALWAYS_INLINE void EightRowsBody<kWhich, kReverse, kIndices, T>::Run(const T* __restrict in,
+                                                                             T* __restrict values,
+                                                                             int64_t* __restrict indices,
+                                                                             int64_t steps) {
   using V = typename Vector8<T>::Type;
   const Ints8 lane_order = {7, 6, 5, 4, 3, 2, 1, 0};
   const int64_t blocks = steps / 8;
@@ -235,8 +249,8 @@ void Rows(const T* in, T* values, int64_t* indices, int64_t rows, int64_t steps)
             __builtin_prefetch(values + offset + e, 1);
           }
         }
-        EightRows<kWhich, kReverse, kIndices>(in + offset, values + offset, kIndices ? indices + offset : nullptr,
-                                              steps);
+        RunAtCpuLevel<3, EightRowsBody<kWhich, kReverse, kIndices, T>>(
+            in + offset, values + offset, kIndices ? indices + offset : nullptr, steps);
       }
     }
   }

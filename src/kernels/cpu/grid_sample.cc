@@ -125,8 +125,13 @@ __attribute__((always_inline)) inline void MakeBlocks(const Geometry& g, const f
   }
 }
 
-OPBRIDGE_CLONES_X86_V4_V3 void MakeBorderedTaps(
-    const Geometry& g, const float* grid, int64_t count, BorderedTaps* blocks) {
+struct MakeBorderedTapsBody {
+  static constexpr const char* kName = "GridSample: MakeBorderedTaps";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const Geometry& g, const float* grid, int64_t count, BorderedTaps* blocks);
+};
+
+OPBRIDGE_ALWAYS_INLINE void MakeBorderedTapsBody::Run(const Geometry& g, const float* grid, int64_t count,
+                                                      BorderedTaps* blocks) {
   if (g.p.padding == GridPadding::kZeros) {
     MakeBlocks<true>(g, grid, count, blocks);
   } else {
@@ -205,6 +210,8 @@ __attribute__((target("avx2"))) void SampleBorderedAvx2(const BorderedTaps* bloc
 using BorderedSampler = void (*)(const BorderedTaps*, int64_t, const float*, int64_t, float*);
 
 BorderedSampler BorderedSamplerForThisCpu() {
+  static DispatchRecord record("GridSample: SampleBordered");
+  NoteLevel(record, LevelUpTo<3>());
 #if defined(__x86_64__)
   static const BorderedSampler best = X86_64Level() >= 3 ? SampleBorderedAvx2 : SampleBorderedBaseline;
   return best;
@@ -234,7 +241,8 @@ Status GridSampleBordered(const Geometry& geo, const float* input, int64_t batch
   const int64_t run_pixels = NumChunks(NumChunks(chunk_pixels, runs), kLanes) * kLanes;
   const BorderedSampler sample = BorderedSamplerForThisCpu();
   auto prepare = [&](int64_t n, int64_t chunk, int64_t begin, int64_t end) {
-    MakeBorderedTaps(geo, grid + (n * out_plane + chunk + begin) * 2, end - begin, blocks + begin / kLanes);
+    RunAtCpuLevel<4, MakeBorderedTapsBody>(geo, grid + (n * out_plane + chunk + begin) * 2, end - begin,
+                                           blocks + begin / kLanes);
   };
   auto apply = [&](int64_t n, int64_t c, int64_t chunk, int64_t begin, int64_t end) {
     std::unique_ptr<float[]> plane(new float[padded.Pixels()]);  // std::bad_alloc: ParallelFor reports it

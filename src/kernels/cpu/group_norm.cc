@@ -13,7 +13,7 @@
 //    overflowing for values up to FLT_MAX. The sums run in kLanes partial sums (element i of a
 //    chunk in lane i % kLanes) over fixed chunks of kChunk values, combined by a fixed tree, and
 //    the chunks in order (kernels/shared/group_norm_stats.h, where the CUDA kernel's warps take the
-//    lanes), so the result is the same whatever the vector width of the CPU level (target_clones
+//    lanes), so the result is the same whatever the vector width of the CPU level (RunAtCpuLevel
 //    below), whichever tasks computed the chunks, and on the GPU.
 // 2. Normalize and affine, one fused pass: y = (x - m) * a + b with m = mean rounded to float32,
 //    a = scale[c] / sqrt(var + epsilon) and b = bias[c] - (mean - m) * a. x - m is exact when x
@@ -76,8 +76,12 @@ __attribute__((always_inline)) inline double SumLaneVectors(const Doubles v[kLan
 // tree (SumLaneVectors). The lanes are taken 2 * kVector at a time, two vector accumulators each for
 // the sum and the sum of squares: two independent chains of additions hide their latency (one took
 // 17% longer on AVX-512), and more would not fit AVX2's 16 registers.
-OPBRIDGE_CLONES_X86_V4_V3 Moments ChunkMoments(
-    const float* __restrict x, int64_t count, double shift) {
+struct ChunkMomentsBody {
+  static constexpr const char* kName = "GroupNorm: ChunkMoments";
+  OPBRIDGE_ALWAYS_INLINE static Moments Run(const float* __restrict x, int64_t count, double shift);
+};
+
+OPBRIDGE_ALWAYS_INLINE Moments ChunkMomentsBody::Run(const float* __restrict x, int64_t count, double shift) {
   Doubles sums[kLanes / kVector], squares[kLanes / kVector];
   const int64_t rows = count / kLanes;  // full rows of kLanes values
   const Doubles shifts = Doubles{} + shift;
@@ -109,10 +113,13 @@ OPBRIDGE_CLONES_X86_V4_V3 Moments ChunkMoments(
 
 // y = (x - mean) * a + b over [0, count). No fused multiply-add (-ffp-contract=off): the same
 // bits at every CPU level.
-OPBRIDGE_CLONES_X86_V4_V3 void NormalizeValues(
-    const float* __restrict x, int64_t count, float mean, float a, float b, float* __restrict y) {
-  for (int64_t i = 0; i < count; ++i) y[i] = (x[i] - mean) * a + b;
-}
+struct NormalizeValuesBody {
+  static constexpr const char* kName = "GroupNorm: NormalizeValues";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const float* __restrict x, int64_t count, float mean, float a, float b,
+                                         float* __restrict y) {
+    for (int64_t i = 0; i < count; ++i) y[i] = (x[i] - mean) * a + b;
+  }
+};
 
 struct Problem {
   const float* input;
@@ -130,7 +137,8 @@ struct Problem {
 
   Moments ChunkOf(int64_t block, int64_t chunk) const {
     const int64_t begin = chunk * kChunk;
-    return ChunkMoments(input + block * block_size + begin, std::min(kChunk, block_size - begin), Shift(block));
+    return RunAtCpuLevel<4, ChunkMomentsBody>(input + block * block_size + begin,
+                                              std::min(kChunk, block_size - begin), Shift(block));
   }
 
   // The statistics of `block` from the moments of its chunks, added in chunk order whichever
@@ -157,7 +165,7 @@ struct Problem {
       if (stop - i < 16) {  // short planes (spatial size 1, say): not worth the dispatch
         for (int64_t j = i; j < stop; ++j) y[j] = shared::NormalizeValue(x[j], norm);
       } else {
-        NormalizeValues(x + i, stop - i, norm.mean, norm.a, norm.b, y + i);
+        RunAtCpuLevel<4, NormalizeValuesBody>(x + i, stop - i, norm.mean, norm.a, norm.b, y + i);
       }
       i = stop;
     }

@@ -50,23 +50,32 @@ struct BandTaps {
   float* weight[4];
 };
 
-// The loops below are also compiled for x86-64-v3 (target_clones, chosen when the library is
-// loaded), where std::fma is one instruction instead of a libm call and ColumnPass and
+// The loops below are also compiled for x86-64-v3 (RunAtCpuLevel, chosen at run
+// time), where std::fma is one instruction instead of a libm call and ColumnPass and
 // AnyNotBelow handle 8 samples per instruction; the results are identical on every CPU.
 
 // Whether any of values[0, count) could change the argmax: not below `value` (equal, greater or
 // NaN). Once the running maximum is found most band rows have none, and this test is a vector
 // compare per 8 samples where Argmax::Scan is a branch per sample.
-OPBRIDGE_CLONES_X86_V3 bool AnyNotBelow(const float* __restrict values,
-                                                                            int64_t count, float value) {
+struct AnyNotBelowBody {
+  static constexpr const char* kName = "HeatmapsToKeypoints: AnyNotBelow";
+  OPBRIDGE_ALWAYS_INLINE static bool Run(const float* __restrict values, int64_t count, float value);
+};
+
+OPBRIDGE_ALWAYS_INLINE bool AnyNotBelowBody::Run(const float* __restrict values, int64_t count, float value) {
   int32_t n = 0;  // a count rather than a bool: GCC vectorises this reduction
   ForEachInBlocksOf8(count, [&](int64_t x) { n += values[x] < value ? 0 : 1; });
   return n > 0;
 }
 
 // The column taps of band columns [x0, x0 + count) of an out_w-wide resize of a map_w-wide map.
-OPBRIDGE_CLONES_X86_V3 void MakeBandTaps(float scale, int64_t x0, int64_t count,
-                                                                             int64_t map_w, const BandTaps& taps) {
+struct MakeBandTapsBody {
+  static constexpr const char* kName = "HeatmapsToKeypoints: MakeBandTaps";
+  OPBRIDGE_ALWAYS_INLINE static void Run(float scale, int64_t x0, int64_t count, int64_t map_w, const BandTaps& taps);
+};
+
+OPBRIDGE_ALWAYS_INLINE void MakeBandTapsBody::Run(float scale, int64_t x0, int64_t count, int64_t map_w,
+                                                  const BandTaps& taps) {
   for (int64_t x = 0; x < count; ++x) {
     const CubicTap t = CubicSourceTap(scale, x0 + x, map_w);
     for (int j = 0; j < 4; ++j) {
@@ -77,14 +86,24 @@ OPBRIDGE_CLONES_X86_V3 void MakeBandTaps(float scale, int64_t x0, int64_t count,
 }
 
 // The taps of output row y (a function of its own for the x86-64-v3 build).
-OPBRIDGE_CLONES_X86_V3 CubicTap RowTap(float scale, int64_t y, int64_t map_h) {
+struct RowTapBody {
+  static constexpr const char* kName = "HeatmapsToKeypoints: RowTap";
+  OPBRIDGE_ALWAYS_INLINE static CubicTap Run(float scale, int64_t y, int64_t map_h);
+};
+
+OPBRIDGE_ALWAYS_INLINE CubicTap RowTapBody::Run(float scale, int64_t y, int64_t map_h) {
   return CubicSourceTap(scale, y, map_h);
 }
 
 // Row pass of one source row over a band: out[x] = the four-tap sum along the row at column x.
-OPBRIDGE_CLONES_X86_V3 void RowPass(const float* __restrict row,
-                                                                        const BandTaps& taps, int64_t count,
-                                                                        float* __restrict out) {
+struct RowPassBody {
+  static constexpr const char* kName = "HeatmapsToKeypoints: RowPass";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const float* __restrict row, const BandTaps& taps, int64_t count,
+                                         float* __restrict out);
+};
+
+OPBRIDGE_ALWAYS_INLINE void RowPassBody::Run(const float* __restrict row, const BandTaps& taps, int64_t count,
+                                             float* __restrict out) {
   const int64_t *i0 = taps.index[0], *i1 = taps.index[1], *i2 = taps.index[2], *i3 = taps.index[3];
   const float *w0 = taps.weight[0], *w1 = taps.weight[1], *w2 = taps.weight[2], *w3 = taps.weight[3];
   for (int64_t x = 0; x < count; ++x) {
@@ -93,9 +112,16 @@ OPBRIDGE_CLONES_X86_V3 void RowPass(const float* __restrict row,
 }
 
 // Column pass: out[x] = the four-tap sum of the row passes t0..t3 with one output row's weights.
-OPBRIDGE_CLONES_X86_V3 void ColumnPass(
-    const float* __restrict t0, const float* __restrict t1, const float* __restrict t2, const float* __restrict t3,
-    const float* w, int64_t count, float* __restrict out) {
+struct ColumnPassBody {
+  static constexpr const char* kName = "HeatmapsToKeypoints: ColumnPass";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const float* __restrict t0, const float* __restrict t1,
+                                         const float* __restrict t2, const float* __restrict t3, const float* w,
+                                         int64_t count, float* __restrict out);
+};
+
+OPBRIDGE_ALWAYS_INLINE void ColumnPassBody::Run(const float* __restrict t0, const float* __restrict t1,
+                                                const float* __restrict t2, const float* __restrict t3, const float* w,
+                                                int64_t count, float* __restrict out) {
   const float w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3];
   ForEachInBlocksOf8(count, [&](int64_t x) { out[x] = CubicCombine(t0[x], t1[x], t2[x], t3[x], w0, w1, w2, w3); });
 }
@@ -115,24 +141,24 @@ Argmax ResizedArgmax(const float* map, int64_t map_h, int64_t map_w, int64_t out
   Argmax best;
   for (int64_t x0 = 0; x0 < out_w; x0 += band) {
     const int64_t count = std::min(band, out_w - x0);
-    MakeBandTaps(scale_w, x0, count, map_w, taps);
+    RunAtCpuLevel<3, MakeBandTapsBody>(scale_w, x0, count, map_w, taps);
     // An output row reads source rows floor(real) - 1 .. floor(real) + 2 (clamped): at most four
     // consecutive rows, so they fall in distinct slots of row % 4.
     int64_t cached_row[4] = {-1, -1, -1, -1};
     for (int64_t y = 0; y < out_h; ++y) {
-      const CubicTap t = RowTap(scale_h, y, map_h);
+      const CubicTap t = RunAtCpuLevel<3, RowTapBody>(scale_h, y, map_h);
       const float* passes[4];
       for (int j = 0; j < 4; ++j) {
         const int64_t source_row = t.index[j];
         const int slot = static_cast<int>(source_row & 3);
         if (cached_row[slot] != source_row) {
-          RowPass(map + source_row * map_w, taps, count, cached[slot]);
+          RunAtCpuLevel<3, RowPassBody>(map + source_row * map_w, taps, count, cached[slot]);
           cached_row[slot] = source_row;
         }
         passes[j] = cached[slot];
       }
-      ColumnPass(passes[0], passes[1], passes[2], passes[3], t.weight, count, values);
-      if (AnyNotBelow(values, count, best.value)) best.Scan(values, count, y * out_w + x0);
+      RunAtCpuLevel<3, ColumnPassBody>(passes[0], passes[1], passes[2], passes[3], t.weight, count, values);
+      if (RunAtCpuLevel<3, AnyNotBelowBody>(values, count, best.value)) best.Scan(values, count, y * out_w + x0);
     }
   }
   return best;

@@ -22,8 +22,8 @@
 //     matrix alone is too small to vectorise. Pivot choices differ between lanes, so row swaps are
 //     lane-wise selects.
 //   order > 8: one matrix at a time, every step a contiguous row operation over padded rows.
-// Both are compiled for x86-64-v4, -v3 and the baseline (target_clones, chosen when the library
-// is loaded); the results are the same on every CPU.
+// Both are compiled for x86-64-v4, -v3 and the baseline (RunAtCpuLevel, chosen at run
+// time); the results are the same on every CPU.
 #include "kernels/cpu/inverse.h"
 
 #include <algorithm>
@@ -139,7 +139,12 @@ OPBRIDGE_INLINE void InvertLaneGroup(const float* in, int64_t count, float* out,
 }
 
 // Inverts `count` matrices of order m <= kInverseLaneMaxOrder, kLanes at a time.
-OPBRIDGE_CLONES_X86_V4_V3 void InvertSmall(int64_t m, const float* in, int64_t count, float* out, int32_t* info) {
+struct InvertSmallBody {
+  static constexpr const char* kName = "Inverse: InvertSmall";
+  OPBRIDGE_ALWAYS_INLINE static void Run(int64_t m, const float* in, int64_t count, float* out, int32_t* info);
+};
+
+OPBRIDGE_ALWAYS_INLINE void InvertSmallBody::Run(int64_t m, const float* in, int64_t count, float* out, int32_t* info) {
   const int64_t size = m * m;
   for (int64_t first = 0; first < count; first += kLanes) {
     const int64_t n = std::min<int64_t>(kLanes, count - first);
@@ -284,8 +289,14 @@ OPBRIDGE_INLINE void SolveIdentity(const Workspace& w, int64_t m) {
   }
 }
 
-OPBRIDGE_CLONES_X86_V4_V3 void InvertLarge(int64_t m, const float* in, int64_t count, float* out, int32_t* info,
-                                         const Workspace& w) {
+struct InvertLargeBody {
+  static constexpr const char* kName = "Inverse: InvertLarge";
+  OPBRIDGE_ALWAYS_INLINE static void Run(int64_t m, const float* in, int64_t count, float* out, int32_t* info,
+                                         const Workspace& w);
+};
+
+OPBRIDGE_ALWAYS_INLINE void InvertLargeBody::Run(int64_t m, const float* in, int64_t count, float* out, int32_t* info,
+                                                 const Workspace& w) {
   const int64_t s = w.stride;
   for (int64_t b = 0; b < count; ++b) {
     const float* matrix = in + b * m * m;
@@ -315,7 +326,7 @@ Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int3
     return ParallelFor(runner, NumChunks(batch, per_task), [&](size_t task) {
       const int64_t first = static_cast<int64_t>(task) * per_task;
       const int64_t count = std::min(per_task, batch - first);
-      InvertSmall(m, input + first * size, count, output + first * size, info + first);
+      RunAtCpuLevel<4, InvertSmallBody>(m, input + first * size, count, output + first * size, info + first);
     });
   }
   const int64_t work = m * m * m;
@@ -330,7 +341,7 @@ Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int3
     Arena arena(block.data(), task_bytes);
     Workspace w{arena.Take<float>(m * stride), arena.Take<float>(m * stride), arena.Take<float>(m * stride),
                   arena.Take<int32_t>(m), stride};
-    InvertLarge(m, input + first * size, count, output + first * size, info + first, w);
+    RunAtCpuLevel<4, InvertLargeBody>(m, input + first * size, count, output + first * size, info + first, w);
   });
 }
 

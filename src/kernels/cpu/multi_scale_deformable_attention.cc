@@ -82,9 +82,14 @@ void QueryTaps(const Job& job, int64_t n, int64_t q, PointTaps* taps) {
 }
 
 // The outputs of queries [q_begin, q_end) of image n. Compiled for three x86-64 levels and chosen
-// at load time: the channel loop is where vector width pays.
-OPBRIDGE_CLONES_X86_V4_V3 void RunQueries(
-    const Job& job, int64_t n, int64_t q_begin, int64_t q_end, PointTaps* taps) {
+// at run time (RunAtCpuLevel): the channel loop is where vector width pays.
+struct RunQueriesBody {
+  static constexpr const char* kName = "MultiScaleDeformableAttention: RunQueries";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const Job& job, int64_t n, int64_t q_begin, int64_t q_end, PointTaps* taps);
+};
+
+OPBRIDGE_ALWAYS_INLINE void RunQueriesBody::Run(const Job& job, int64_t n, int64_t q_begin, int64_t q_end,
+                                                PointTaps* taps) {
   const MsdaDims& d = *job.dims;
   const int64_t channels = d.channels, head_points = d.levels * d.points;
   for (int64_t q = q_begin; q < q_end; ++q) {
@@ -122,7 +127,7 @@ Status MultiScaleDeformableAttention(const MsdaDims& dims, const float* value, c
     const int64_t n = static_cast<int64_t>(task) / blocks, block = static_cast<int64_t>(task) % blocks;
     const int64_t q_begin = block * kQueriesPerTask;
     std::vector<PointTaps> taps(static_cast<size_t>(dims.heads * dims.levels * dims.points));
-    RunQueries(job, n, q_begin, std::min(dims.queries, q_begin + kQueriesPerTask), taps.data());
+    RunAtCpuLevel<4, RunQueriesBody>(job, n, q_begin, std::min(dims.queries, q_begin + kQueriesPerTask), taps.data());
   });
 }
 

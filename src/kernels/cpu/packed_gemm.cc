@@ -36,6 +36,8 @@ const PackedGemm& PackedGemmForThisCpu() {
     PackedGemmVariants(variants, 3);
     return variants[0];
   }();
+  static DispatchRecord record("PackedGemm");
+  NoteLevel(record, LevelUpTo<4>());
   return *best;
 }
 

@@ -27,31 +27,28 @@ struct ColumnTaps {
   float *l0, *l1;
 };
 
-// One output row of the pasted part, PyTorch's generic bilinear kernel (output h + w > 128):
-// interpolate along the row on source rows r0 and r1, then between them, each step
-// `a * b + c * d` fused by PyTorch's FMA builds as fma(a, b, c * d).
+// One output row of the pasted part: interpolate along the row on source rows r0 and r1, then
+// between them, as PyTorch's kernel for the output's size does. Its generic bilinear kernel (output
+// h + w > 128): each step `a * b + c * d` fused by PyTorch's FMA builds as fma(a, b, c * d). Its
+// channels-last kernel (h + w <= 128; with one channel it runs its scalar tail): four combined
+// weights lh * lw, then v00*w00 + v01*w01 + v10*w10 + v11*w11 as
+// fma(v11, w11, fma(v10, w10, fma(v00, w00, v01*w01))).
 // Compiled for x86-64-v3 too, where std::fma is one instruction instead of a libm call; the
 // results are identical.
-OPBRIDGE_CLONES_X86_V3 void PasteRowGeneric(
-    const float* r0, const float* r1, float lh0, float lh1, ColumnTaps cols, int64_t count, float* out) {
-  for (int64_t x = 0; x < count; ++x) {
-    const float l0 = cols.l0[x], l1 = cols.l1[x];
-    const int32_t i0 = cols.i0[x], i1 = cols.i1[x];
-    out[x] = shared::BilinearGeneric(r0[i0], r0[i1], r1[i0], r1[i1], lh0, lh1, l0, l1);
+template <bool kChannelsLast>
+struct PasteRowBody {
+  static constexpr const char* kName =
+      kChannelsLast ? "PasteMasks: PasteRowChannelsLast" : "PasteMasks: PasteRowGeneric";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const float* r0, const float* r1, float lh0, float lh1, ColumnTaps cols,
+                                         int64_t count, float* out) {
+    for (int64_t x = 0; x < count; ++x) {
+      const float l0 = cols.l0[x], l1 = cols.l1[x];
+      const int32_t i0 = cols.i0[x], i1 = cols.i1[x];
+      out[x] = kChannelsLast ? shared::BilinearChannelsLast(r0[i0], r0[i1], r1[i0], r1[i1], lh0, lh1, l0, l1)
+                             : shared::BilinearGeneric(r0[i0], r0[i1], r1[i0], r1[i1], lh0, lh1, l0, l1);
+    }
   }
-}
-
-// The same for PyTorch's channels-last kernel (output h + w <= 128; with one channel it runs its
-// scalar tail): four combined weights lh * lw, then
-// v00*w00 + v01*w01 + v10*w10 + v11*w11 as fma(v11, w11, fma(v10, w10, fma(v00, w00, v01*w01))).
-OPBRIDGE_CLONES_X86_V3 void PasteRowChannelsLast(
-    const float* r0, const float* r1, float lh0, float lh1, ColumnTaps cols, int64_t count, float* out) {
-  for (int64_t x = 0; x < count; ++x) {
-    const float l0 = cols.l0[x], l1 = cols.l1[x];
-    const int32_t i0 = cols.i0[x], i1 = cols.i1[x];
-    out[x] = shared::BilinearChannelsLast(r0[i0], r0[i1], r1[i0], r1[i1], lh0, lh1, l0, l1);
-  }
-}
+};
 
 }  // namespace
 
@@ -128,9 +125,9 @@ Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float*
       const float* r1 = padded + t.i1 * side;
       std::fill(row, row + p.x_begin, 0.0f);
       if (channels_last_kernel) {
-        PasteRowChannelsLast(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
+        RunAtCpuLevel<3, PasteRowBody<true>>(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
       } else {
-        PasteRowGeneric(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
+        RunAtCpuLevel<3, PasteRowBody<false>>(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
       }
       std::fill(row + p.x_end, row + image_w, 0.0f);
     }

@@ -187,6 +187,8 @@ detail::AttentionSoftmax SoftmaxForThisCpu() {
     detail::AttentionSoftmaxVariants(variants, 3);
     return variants[0];
   }();
+  static DispatchRecord record("ScaledDotProductAttention: SoftmaxRows");
+  NoteLevel(record, LevelUpTo<4>());
   return best;
 }
 
