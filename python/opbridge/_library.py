@@ -1,4 +1,5 @@
-"""Finding libopbridge_ort.so and creating ORT sessions that have it registered."""
+"""Finding the opbridge library (libopbridge_ort.so, opbridge_ort.dll on Windows) and creating ORT
+sessions that have it registered."""
 
 from __future__ import annotations
 
@@ -7,46 +8,77 @@ import functools
 import json
 import os
 import platform
+import struct
 import sys
 import warnings
 from pathlib import Path
 
 from opbridge._optional import require_onnxruntime
 
-LIBRARY_NAME = "libopbridge_ort.so"
+# The library's file: opbridge_ort.dll on Windows (CMakeLists.txt names it so), else libopbridge_ort.so.
+LIBRARY_NAME = "opbridge_ort.dll" if sys.platform == "win32" else "libopbridge_ort.so"
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 # What the library's x86-64 build needs of the CPU: x86-64-v2 (CMakeLists.txt's -march), as
 # /proc/cpuinfo names the features.
 _X86_64_V2_FLAGS = ("cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3")
+# The same as Windows' IsProcessorFeaturePresent asks for them (winnt.h's PF_ numbers; Windows has
+# no number for POPCNT and LAHF, which every CPU with SSE4.2 has).
+_X86_64_V2_WINDOWS_FEATURES = {"cx16": 14, "pni": 13, "ssse3": 36, "sse4_1": 37, "sse4_2": 38}
+
+# Where the library runs: (sys.platform prefix, platform.machine() values, the platform's words).
+_PLATFORMS = (("linux", ("x86_64", "aarch64"), "Linux on x86-64 and aarch64 CPUs"),
+              ("win32", ("AMD64", "x86_64"), "Windows on x86-64 CPUs"))
 
 
 class UnsupportedPlatformError(OSError):
     """The library cannot run on this machine (its operating system, architecture or CPU)."""
 
 
+def _missing_x86_64_v2_features(system: str, cpuinfo: str) -> tuple[list[str], str]:
+    """The x86-64-v2 features this CPU lacks, and where that was read; ([], "") when unknown."""
+    if system == "win32":
+        try:
+            import ctypes
+
+            present = ctypes.windll.kernel32.IsProcessorFeaturePresent
+        except (ImportError, AttributeError, OSError):
+            return [], ""
+        return [name for name, number in _X86_64_V2_WINDOWS_FEATURES.items() if not present(number)], \
+            "IsProcessorFeaturePresent"
+    flags = set()
+    with contextlib.suppress(OSError), open(cpuinfo) as lines:
+        for line in lines:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    return ([f for f in _X86_64_V2_FLAGS if f not in flags] if flags else []), cpuinfo
+
+
 @functools.cache
-def platform_blocker(system: str | None = None, machine: str | None = None, cpuinfo: str = "/proc/cpuinfo") -> str:
+def platform_blocker(system: str | None = None, machine: str | None = None, cpuinfo: str = "/proc/cpuinfo",
+                     pointer_bits: int | None = None) -> str:
     """Why opbridge's library cannot run on this machine, in one sentence, or "" where it can: it is
     built for Linux on x86-64 CPUs of level x86-64-v2 or newer (SSE4.2: Intel since 2008, AMD since
-    2011) and on aarch64 CPUs. Loading it elsewhere would fail, or stop the process on an
-    instruction the CPU lacks, so it is checked before the library is loaded. (The arguments, for
-    tests: sys.platform, platform.machine() and the file of the CPU's features.)"""
+    2011) and on aarch64 CPUs, and for Windows on x86-64 CPUs of the same level, in a 64-bit Python.
+    Loading it elsewhere would fail, or stop the process on an instruction the CPU lacks, so it is
+    checked before the library is loaded. (The arguments, for tests: sys.platform,
+    platform.machine(), the file of the CPU's features on Linux, and the Python's pointer size.)"""
     system = system or sys.platform
     machine = machine or platform.machine()
-    if not system.startswith("linux") or machine not in ("x86_64", "aarch64"):
-        return (f"opbridge's library runs on Linux on x86-64 and aarch64 CPUs; this machine is {system} "
+    pointer_bits = pointer_bits or struct.calcsize("P") * 8
+    supported = [p for p in _PLATFORMS if system.startswith(p[0])]
+    if not supported or machine not in supported[0][1]:
+        where = " and ".join(words for _, _, words in _PLATFORMS)
+        return (f"opbridge's library runs on {where}; this machine is {system} "
                 f"{machine or 'of unknown architecture'}")
-    if machine == "x86_64":
-        flags = set()
-        with contextlib.suppress(OSError), open(cpuinfo) as lines:
-            for line in lines:
-                if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    break
-        missing = [f for f in _X86_64_V2_FLAGS if f not in flags]
-        if flags and missing:
-            return (f"this CPU lacks {', '.join(missing)} ({cpuinfo}): opbridge's library needs an x86-64-v2 "
+    if pointer_bits != 64:
+        return (f"this Python is a {pointer_bits}-bit program and cannot load opbridge's 64-bit library: "
+                "use a 64-bit Python")
+    if machine in ("x86_64", "AMD64"):
+        missing, source = _missing_x86_64_v2_features(system, cpuinfo)
+        if missing:
+            return (f"this CPU lacks {', '.join(missing)} ({source}): opbridge's library needs an x86-64-v2 "
                     "CPU (SSE4.2 and POPCNT: Intel since 2008, AMD since 2011)")
     return ""
 

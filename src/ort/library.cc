@@ -7,7 +7,8 @@
 // shared by every session options object of the process: ORT only reads them, and keeping them
 // for the life of the process means no session can outlive its domain. The library is linked
 // with -z nodelete (CMakeLists.txt), so ORT's dlclose after the last session never unloads it:
-// there is one load, one table and one set of domains per process.
+// there is one load, one table and one set of domains per process. On Windows the DLL pins itself
+// (PinThisLibrary) to the same effect.
 #include <onnxruntime_c_api.h>
 
 #include <cstdio>
@@ -22,6 +23,15 @@
 #ifdef OPBRIDGE_WITH_CUDA
 #include "kernels/cuda/cuda_status.h"
 #endif
+#ifdef _WIN32
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#endif
 
 namespace opbridge::ort {
 namespace {
@@ -29,6 +39,19 @@ namespace {
 constexpr int kMinimumOrtMinor = 21;  // the headers we build against; see DEVELOPERS.md
 
 std::mutex g_mutex;
+
+// Keeps this library loaded for the life of the process once it has registered its ops, as
+// -z nodelete does on Linux (CMakeLists.txt): ORT unloads a custom-op library when the last
+// session that loaded it ends, and a Windows process that loaded and unloaded the DLL about 1,050
+// times aborted (its one-time state rebuilt on every load). Pinned, the DLL's FreeLibrary calls
+// are no-ops.
+void PinThisLibrary() {
+#ifdef _WIN32
+  HMODULE module = nullptr;
+  GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_PIN,
+                     reinterpret_cast<LPCWSTR>(&PinThisLibrary), &module);
+#endif
+}
 std::vector<OrtCustomOpDomain*>* g_domains = nullptr;  // never freed, see above
 
 // Parses the minor version of "1.30.0"; returns -1 when it cannot.
@@ -57,6 +80,8 @@ bool HasOptionalInputInTheMiddle(const OpSchema& schema) {
 const std::string& CudaTwinsBlocker() {
 #ifdef OPBRIDGE_WITH_CUDA
   static const std::string blocker = cuda::CudaTwinsBlocker(cuda::DriverCudaVersion(), cuda::RuntimeCudaVersion());
+#elif defined(_WIN32)
+  static const std::string blocker = "opbridge's Windows library has no CUDA kernels (they are built for Linux only)";
 #else
   static const std::string blocker = "the library was built without CUDA kernels";
 #endif
@@ -106,6 +131,7 @@ OrtStatus* Register(OrtSessionOptions* options, const OrtApiBase* api_base) {
   }
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_domains == nullptr) {
+    PinThisLibrary();
     auto* domains = new std::vector<OrtCustomOpDomain*>();
     SetRegisteredRuntimeMinor(minor);
     Status status = BuildDomains(*api, minor, domains);

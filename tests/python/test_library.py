@@ -242,9 +242,14 @@ def test_platform_blocker_names_what_the_machine_lacks(tmp_path):
         f"this CPU lacks popcnt, sse4_1, sse4_2 ({tmp_path / 'core2'}): opbridge's library needs an x86-64-v2 CPU "
         "(SSE4.2 and POPCNT: Intel since 2008, AMD since 2011)")
     assert platform_blocker("linux", "aarch64", str(tmp_path / "core2")) == ""  # no x86 features on ARM
-    assert platform_blocker("darwin", "arm64") == (
-        "opbridge's library runs on Linux on x86-64 and aarch64 CPUs; this machine is darwin arm64")
+    where = "opbridge's library runs on Linux on x86-64 and aarch64 CPUs and Windows on x86-64 CPUs"
+    assert platform_blocker("darwin", "arm64") == f"{where}; this machine is darwin arm64"
     assert platform_blocker("linux", "riscv64").endswith("this machine is linux riscv64")
+    assert platform_blocker("win32", "ARM64") == f"{where}; this machine is win32 ARM64"
+    assert platform_blocker("win32", "AMD64", pointer_bits=32) == (
+        "this Python is a 32-bit program and cannot load opbridge's 64-bit library: use a 64-bit Python")
+    assert platform_blocker("linux", "x86_64", str(tmp_path / "v2"), pointer_bits=32).startswith("this Python is a 32-bit")
+    # Windows' CPU features come from IsProcessorFeaturePresent (tests/windows checks it on Windows).
     assert platform_blocker() == ""  # this machine
 
 
@@ -270,7 +275,8 @@ main(["ops"])
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     lines = out.splitlines()
-    reason = "opbridge's library runs on Linux on x86-64 and aarch64 CPUs; this machine is linux riscv64"
+    reason = ("opbridge's library runs on Linux on x86-64 and aarch64 CPUs and Windows on x86-64 CPUs; this machine "
+              "is linux riscv64")
     assert lines[0] == f"warning: opbridge's operators cannot run here: {reason}"
     assert lines[1] == f"library_path: {reason}"
     rows = [line.split() for line in lines if "::" in line.split(" ", 1)[0]]
