@@ -6,6 +6,7 @@
 #   ./run.sh bench    set up, build, then benchmark against ORT built-ins and PyTorch eager
 #   ./run.sh wheels   set up, then build the release wheels (x86-64 with CUDA, aarch64) into dist/
 #   ./run.sh test-wheels  set up, build, then only the wheel steps of ./run.sh test
+#   ./run.sh test-windows set up, build, then only the Windows steps of ./run.sh test (under Wine)
 #   ./run.sh setup    only install what is missing (Debian packages, ORT headers, .venv)
 #   ./run.sh build    setup, then build the C++ library and tests into build/
 #
@@ -21,7 +22,8 @@ ORT_HEADERS_VERSION="1.21.0"
 # qemu-user runs the C++ tests as older CPUs see them, and the aarch64 build (below);
 # g++-aarch64-linux-gnu cross-compiles that build (with the aarch64 glibc and libstdc++ it runs on);
 # libeigen3-dev is for the kernel benchmarks' GEMM comparison only.
-APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev qemu-user g++-aarch64-linux-gnu)
+# mingw-w64 cross-compiles the Windows build, which wine (wine64: 64-bit programs) runs.
+APT_PACKAGES=(g++ libgtest-dev libbenchmark-dev libeigen3-dev qemu-user g++-aarch64-linux-gnu mingw-w64 wine wine64)
 
 # Each message carries the seconds since run.sh started, so a slow CI run shows which step grew.
 log() { printf '[run.sh %4ds] %s\n' "$SECONDS" "$*" >&2; }
@@ -209,12 +211,13 @@ build() {
 # ---- Wheels ----------------------------------------------------------------------------------------
 
 # build_wheel BUILD_DIR OUT_DIR [CMAKE_ARGS...]: the wheel of the package (pyproject.toml:
-# scikit-build-core) built in BUILD_DIR with CMAKE_ARGS (-DNAME=VALUE, as cmake takes them), its
-# library linked for glibc 2.28, then checked and tagged by auditwheel for the oldest glibc it can
-# claim (auditwheel repair --plat auto: nothing is grafted, the library needs no other library) into
-# OUT_DIR. A BUILD_DIR already built with the same arguments only relinks. A cross-built wheel
+# scikit-build-core) built in BUILD_DIR with CMAKE_ARGS (-DNAME=VALUE, as cmake takes them), a Linux
+# wheel's library linked for glibc 2.28, then checked and tagged by auditwheel for the oldest glibc it
+# can claim (auditwheel repair --plat auto: nothing is grafted, the library needs no other library)
+# into OUT_DIR. A BUILD_DIR already built with the same arguments only relinks. A cross-built wheel
 # (CMAKE_TOOLCHAIN_FILE) is tagged for its processor first (scikit-build-core tags the build
-# machine's). Prints the wheel's path.
+# machine's): aarch64, or win_amd64 (the mingw-w64 toolchain), which auditwheel leaves alone. Prints
+# the wheel's path.
 build_wheel() {
   local build_dir="$1" out_dir="$2"
   shift 2
@@ -222,25 +225,34 @@ build_wheel() {
   for arg in "$@"; do
     defines+=("--config-settings=cmake.define.${arg#-D}")
     [[ "$arg" == -DCMAKE_TOOLCHAIN_FILE=*aarch64* ]] && processor=aarch64
+    [[ "$arg" == -DCMAKE_TOOLCHAIN_FILE=*mingw32* ]] && processor=win_amd64
   done
+  # The DLL is stripped by its link (CMakeLists.txt): binutils' strip would write the time into its header.
+  [ "$processor" = win_amd64 ] && defines+=("--config-settings=install.strip=false")
   raw="$(mktemp -d)"
   PATH="$VENV/bin:$PATH" "$VENV/bin/python" -m pip wheel "$ROOT" --no-build-isolation --no-deps -q \
     --disable-pip-version-check -w "$raw" "--config-settings=build-dir=$build_dir" "${defines[@]}" >&2 || status=1
+  local tag="linux_$processor"
+  [ "$processor" = win_amd64 ] && tag=win_amd64
   if [ "$status" -eq 0 ] && [ "$processor" != x86_64 ]; then
-    "$VENV/bin/python" -m wheel tags --remove --platform-tag "linux_$processor" "$raw"/opbridge-*.whl >/dev/null \
-      || status=1
+    "$VENV/bin/python" -m wheel tags --remove --platform-tag "$tag" "$raw"/opbridge-*.whl >/dev/null || status=1
   fi
   mkdir -p "$out_dir"
-  [ "$status" -eq 0 ] && { PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" repair --plat auto --only-plat \
-                              -w "$out_dir" "$raw"/opbridge-*.whl >&2 || status=1; }
+  if [ "$status" -eq 0 ] && [ "$processor" = win_amd64 ]; then
+    cp "$raw"/opbridge-*.whl "$out_dir/"  # auditwheel is for Linux; check_wheel checks the DLL
+  elif [ "$status" -eq 0 ]; then
+    PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" repair --plat auto --only-plat -w "$out_dir" "$raw"/opbridge-*.whl >&2 \
+      || status=1
+  fi
   rm -rf "$raw"
   [ "$status" -eq 0 ] || return 1
   ls -t "$out_dir"/opbridge-*"$processor".whl | head -n 1
 }
 
-# check_wheel WHEEL PROCESSOR: what auditwheel says of it, then tests/wheels/check_wheel.py's checks.
+# check_wheel WHEEL PROCESSOR: what auditwheel says of a Linux wheel, then tests/wheels/check_wheel.py's
+# checks (PROCESSOR x86_64, aarch64 or win_amd64).
 check_wheel() {
-  PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$1"
+  [ "$2" = win_amd64 ] || PATH="$VENV/bin:$PATH" "$VENV/bin/auditwheel" show "$1"
   "$VENV/bin/python" "$ROOT/tests/wheels/check_wheel.py" "$1" "$2"
 }
 
@@ -252,7 +264,9 @@ wheel_args() { WHEEL_ARGS=(-DONNXRUNTIME_ROOT="$ORT_ROOT" -DOPBRIDGE_GLIBC_2_28=
 #   (CMakeLists.txt's release list; OPBRIDGE_WHEEL_CUDA_ARCHITECTURES replaces it), one wheel for CPU and
 #   GPU users: without an NVIDIA driver for CUDA 13 the CUDA kernels are not registered;
 # - aarch64: the CPU kernels, cross-compiled with Debian's aarch64 GCC
-#   (cmake/toolchains/aarch64-linux-gnu.cmake).
+#   (cmake/toolchains/aarch64-linux-gnu.cmake);
+# - win_amd64: the CPU kernels in opbridge_ort.dll, cross-compiled with Debian's mingw-w64 GCC
+#   (cmake/toolchains/x86_64-w64-mingw32.cmake).
 WHEEL_DIR="$ROOT/dist"
 AARCH64_TOOLCHAIN="$ROOT/cmake/toolchains/aarch64-linux-gnu.cmake"
 wheels() {
@@ -267,8 +281,11 @@ wheels() {
   build_wheel "$ROOT/build-wheel-x86_64" "$WHEEL_DIR" "${WHEEL_ARGS[@]}" "${cuda[@]}"
   log "aarch64 wheel (CPU kernels) in build-wheel-aarch64/"
   build_wheel "$ROOT/build-wheel-aarch64" "$WHEEL_DIR" "${WHEEL_ARGS[@]}" -DCMAKE_TOOLCHAIN_FILE="$AARCH64_TOOLCHAIN"
+  log "Windows x86-64 wheel (CPU kernels) in build-wheel-windows/"
+  windows_wheel_args
+  build_wheel "$ROOT/build-wheel-windows" "$WHEEL_DIR" "${WINDOWS_WHEEL_ARGS[@]}"
   local processor wheel status=0
-  for processor in x86_64 aarch64; do
+  for processor in x86_64 aarch64 win_amd64; do
     wheel="$(ls -t "$WHEEL_DIR"/opbridge-*"$processor".whl | head -n 1)"
     check_wheel "$wheel" "$processor" || status=1
   done
@@ -458,19 +475,82 @@ test_cpp_aarch64() {
   qemu-aarch64 -L /usr/aarch64-linux-gnu "$BUILD_AARCH64/opbridge_cpp_tests" --gtest_brief=1
 }
 
+# wheel_and_cases BUILD_DIR PROCESSOR PLATFORM PYTHON_VERSION DIR: the newest wheel in BUILD_DIR/dist
+# checked (check_wheel), installed into DIR/site as pip installs it for that platform's CPython, and
+# the conformance cases with the x86-64 library's outputs saved into DIR/cases (save_cases.py).
+wheel_and_cases() {
+  local wheel status=0
+  wheel="$(ls -t "$1"/dist/opbridge-*"$2".whl | head -n 1)"
+  check_wheel "$wheel" "$2" || status=1
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$5/site" \
+    --platform "$3" --python-version "$4" --implementation cp --only-binary=:all: "$wheel" || status=1
+  "$VENV/bin/python" "$ROOT/tests/wheels/save_cases.py" "$5/cases" || status=1
+  return "$status"
+}
+
 test_wheel_aarch64() {
-  local dir status=0 wheel
-  dir="$(mktemp -d)"
-  wheel="$(ls -t "$BUILD_AARCH64"/dist/opbridge-*aarch64.whl | head -n 1)"
-  check_wheel "$wheel" aarch64 || status=1
+  local dir status=0
   setup_aarch64_python "$AARCH64_PYTHON_DIR" || return 1
-  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$dir/site" \
-    --platform manylinux_2_27_aarch64 --python-version 3.11 --implementation cp --only-binary=:all: "$wheel" \
-    || status=1
-  "$VENV/bin/python" "$ROOT/tests/wheels/save_cases.py" "$dir/cases" || status=1
+  dir="$(mktemp -d)"
+  wheel_and_cases "$BUILD_AARCH64" aarch64 manylinux_2_27_aarch64 3.11 "$dir" || status=1
   if [ "$status" -eq 0 ]; then
     (cd "$dir" && PYTHONPATH="$dir/site" aarch64_python "$AARCH64_PYTHON_DIR" "$ROOT/tests/wheels/check_cases.py" \
        "$dir/cases") || status=1
+  fi
+  rm -rf "$dir"
+  return "$status"
+}
+
+# Windows x86-64, under Wine (timings mean nothing there): build-windows/ is the win_amd64 wheel's
+# build (Debian's mingw-w64 GCC, cmake/toolchains/x86_64-w64-mingw32.cmake) with the C++ tests, which
+# run under Wine; then the wheel, installed into a Windows CPython with the registry's win_amd64
+# onnxruntime, onnx and numpy (tools/windows_python.sh), runs every identity on the conformance
+# suite's inputs and must give the Linux x86-64 library's outputs bit for bit (tests/wheels), runs the
+# conformance suite and opbridge check's tests against the installed copy, and tests/windows (the
+# platform, 2,000 load cycles, what it says to a runtime or a file it cannot use).
+WINDOWS_TOOLCHAIN="$ROOT/cmake/toolchains/x86_64-w64-mingw32.cmake"
+BUILD_WINDOWS="$ROOT/build-windows"
+WINDOWS_PYTHON_DIR="$CACHE/windows-python"
+# shellcheck source=tools/windows_python.sh
+source "$ROOT/tools/windows_python.sh"
+
+windows_wheel_args() { WINDOWS_WHEEL_ARGS=(-DONNXRUNTIME_ROOT="$ORT_ROOT" -DCMAKE_TOOLCHAIN_FILE="$WINDOWS_TOOLCHAIN"); }
+
+build_windows_wheel() {
+  windows_wheel_args
+  build_wheel "$BUILD_WINDOWS" "$BUILD_WINDOWS/dist" "${WINDOWS_WHEEL_ARGS[@]}" -DOPBRIDGE_BUILD_TESTS=ON >/dev/null
+}
+
+# What the Windows tests need: build-windows/ and the Windows Python (made once, kept in .cache/).
+windows_build() {
+  build_windows_wheel && setup_windows_python "$WINDOWS_PYTHON_DIR"
+}
+
+# Wine in the Windows Python's prefix; its programs' output through pipes (see windows_python.sh).
+windows_run() {
+  (
+    set -o pipefail
+    WINEPREFIX="$WINDOWS_PYTHON_DIR/prefix" WINEDEBUG=-all wine "$@" 2> >(cat >&2) | cat
+  )
+}
+
+test_cpp_windows() {
+  setup_windows_python "$WINDOWS_PYTHON_DIR" || return 1
+  windows_run "$BUILD_WINDOWS/opbridge_cpp_tests.exe" --gtest_brief=1
+}
+
+test_wheel_windows() {
+  local dir status=0
+  setup_windows_python "$WINDOWS_PYTHON_DIR" || return 1
+  dir="$(mktemp -d)"
+  wheel_and_cases "$BUILD_WINDOWS" win_amd64 win_amd64 "$WINDOWS_PYTHON_VERSION" "$dir" || status=1
+  if [ "$status" -eq 0 ]; then
+    (cd "$dir" && windows_python "$WINDOWS_PYTHON_DIR" "$dir/site" "$ROOT/tests/wheels/check_cases.py" "$dir/cases") \
+      || status=1
+    (cd "$dir" && OPBRIDGE_TEST_INSTALLED=1 OPBRIDGE_OLD_ONNXRUNTIME="$WINDOWS_PYTHON_DIR/onnxruntime-1.20" \
+       windows_python "$WINDOWS_PYTHON_DIR" "$dir/site" -m pytest "$ROOT/tests/windows" \
+       "$ROOT/tests/python/test_conformance.py" "$ROOT/tests/python/test_check.py" -q -p no:cacheprovider \
+       --each-value-once --rootdir "$ROOT/tests/python") || status=1
   fi
   rm -rf "$dir"
   return "$status"
@@ -535,15 +615,21 @@ test_serve() {
   return "$status"
 }
 
-# The steps beside the main pytest run, one after another: the emulated CPUs, the sanitizers, then
-# Ray Serve (while the main lane's last steps run). Every step runs even after one fails, so one run
+# The steps beside the main pytest run, one after another: the aarch64 and Windows builds (which the
+# other lane tests once built), the emulated CPUs, the sanitizers, then Ray Serve (while the main
+# lane's last steps run). Every step runs even after one fails, so one run
 # shows every failure.
 sanitizer_lane() {
   local status=0
   if [ "$(uname -m)" = x86_64 ]; then
-    # First, so that the other lane finds it built when it gets to the aarch64 tests (aarch64_tests).
-    step "aarch64 build and wheel (build-aarch64/, 2 jobs)" build_aarch64_wheel || status=1
-    echo "$status" > "$STEP_DIR/aarch64-built"
+    # First, so that the other lane finds them built when it gets to their tests (after_build).
+    local built
+    built=0; step "aarch64 build and wheel (build-aarch64/, 2 jobs)" build_aarch64_wheel || built=1
+    echo "$built" > "$STEP_DIR/aarch64-built"
+    [ "$built" -eq 0 ] || status=1
+    built=0; step "Windows build and wheel (build-windows/, 2 jobs), Windows Python" windows_build || built=1
+    echo "$built" > "$STEP_DIR/windows-built"
+    [ "$built" -eq 0 ] || status=1
     step "C++ tests on an emulated Haswell (x86-64-v3)" test_cpp_emulated x86-64-v3 "$QEMU_HASWELL" || status=1
     step "C++ tests on an emulated Nehalem (x86-64-v2)" test_cpp_emulated x86-64-v2 Nehalem || status=1
   fi
@@ -556,17 +642,21 @@ sanitizer_lane() {
   return "$status"
 }
 
-# The aarch64 tests under emulation, once the other lane has built build-aarch64/ (on x86-64 only).
-aarch64_tests() {
+# after_build PLATFORM NAME COMMAND [NAME COMMAND...]: once the other lane has built PLATFORM (aarch64 or
+# windows: the file it writes, on x86-64 only), each step NAME running COMMAND; none if the build failed.
+after_build() {
   [ "$(uname -m)" = x86_64 ] || return 0
-  while [ ! -f "$STEP_DIR/aarch64-built" ]; do sleep 5; done
-  if [ "$(cat "$STEP_DIR/aarch64-built")" != 0 ]; then
-    log "aarch64 tests not run: the aarch64 build failed"
+  local platform="$1" status=0
+  shift
+  while [ ! -f "$STEP_DIR/$platform-built" ]; do sleep 5; done
+  if [ "$(cat "$STEP_DIR/$platform-built")" != 0 ]; then
+    log "$platform tests not run: the $platform build failed"
     return 1
   fi
-  local status=0
-  step "aarch64 C++ tests under qemu-aarch64" test_cpp_aarch64 || status=1
-  step "aarch64 wheel under qemu-aarch64: every identity against x86-64" test_wheel_aarch64 || status=1
+  while [ $# -gt 0 ]; do
+    step "$1" "$2" || status=1
+    shift 2
+  done
   return "$status"
 }
 
@@ -593,7 +683,10 @@ run_tests() {
     step "library tests in onnxruntime $version (2 workers)" test_ort_runtime "$version" || status=1
   done
   step "the x86-64 wheel, installed without a compiler (2 workers)" test_installed_wheel || status=1
-  aarch64_tests || status=1
+  after_build aarch64 "aarch64 C++ tests under qemu-aarch64" test_cpp_aarch64 \
+    "aarch64 wheel under qemu-aarch64: every identity against x86-64" test_wheel_aarch64 || status=1
+  after_build windows "Windows C++ tests under Wine" test_cpp_windows \
+    "Windows wheel under Wine: every identity against Linux, the installed copy's tests" test_wheel_windows || status=1
   wait "$lane" || status=1
   log "steps (start and length in seconds):"
   sort -n "$STEP_DIR/steps.tsv" | awk -F'\t' '{printf "  %5d %5d  %-52s %s\n", $1, $2, $3, $4}' >&2
@@ -738,7 +831,8 @@ case "$cmd" in
   test) run_tests "$@" ;;
   test-gpu) run_gpu_tests "$@" ;;
   test-wheels) build; test_installed_wheel && build_aarch64_wheel && test_cpp_aarch64 && test_wheel_aarch64 ;;
+  test-windows) build; build_windows_wheel && test_cpp_windows && test_wheel_windows ;;
   bench) build; "$VENV/bin/python" -m opbridge bench "$@" ;;
   wheels) wheels ;;
-  *) echo "usage: ./run.sh demo|test|test-gpu|bench|wheels|test-wheels|setup|build" >&2; exit 2 ;;
+  *) echo "usage: ./run.sh demo|test|test-gpu|bench|wheels|test-wheels|test-windows|setup|build" >&2; exit 2 ;;
 esac

@@ -100,10 +100,22 @@ def library_path() -> str:
     for path in candidates:
         if path.is_file():
             return str(path)
-    raise FileNotFoundError(
-        f"{LIBRARY_NAME} not found (looked in: {', '.join(str(p) for p in candidates)}). "
-        "Build it with ./run.sh build, or set OPBRIDGE_LIBRARY."
-    )
+    # A source tree builds its library; an installed package lost its copy (an antivirus's quarantine, a
+    # partial install) and is reinstalled.
+    advice = ("Build it with ./run.sh build, or set OPBRIDGE_LIBRARY." if (_PACKAGE_DIR.parent.parent / "run.sh").is_file()
+              else "Reinstall the package (pip install --force-reinstall opbridge), or set OPBRIDGE_LIBRARY.")
+    raise FileNotFoundError(f"{LIBRARY_NAME} not found (looked in: {', '.join(str(p) for p in candidates)}). {advice}")
+
+
+def register_library(options, path: str | None = None) -> None:
+    """Registers the opbridge library (library_path(), or `path`) into ORT SessionOptions; a library ORT
+    cannot load (not a library for this machine, or an onnxruntime older than 1.21, which the library
+    refuses) is a RuntimeError naming the file, with ORT's reason."""
+    path = path or library_path()
+    try:
+        options.register_custom_ops_library(path)
+    except Exception as error:  # ORT's own exception types
+        raise RuntimeError(f"ONNX Runtime cannot load the opbridge library {path}: {error}") from error
 
 
 def library_info() -> dict:
@@ -206,7 +218,7 @@ def session_options(intra_op_threads: int | None = None):
     import onnxruntime as ort
 
     options = ort.SessionOptions()
-    options.register_custom_ops_library(library_path())
+    register_library(options)
     if intra_op_threads is not None:
         options.intra_op_num_threads = intra_op_threads
     return options
@@ -228,7 +240,7 @@ def create_session(model, intra_op_threads: int | None = None, options=None, pro
     if options is None:
         options = session_options(intra_op_threads)
     else:
-        options.register_custom_ops_library(library_path())
+        register_library(options)
         if intra_op_threads is not None:
             options.intra_op_num_threads = intra_op_threads
     if hasattr(model, "SerializeToString"):

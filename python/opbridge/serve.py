@@ -62,7 +62,7 @@ class ReplicaSession:
     def __init__(self, model: str, library: str | None = None, device: str = "cpu"):
         import onnxruntime as ort
 
-        from opbridge._library import library_path
+        from opbridge._library import library_path, register_library
 
         if device not in ("cpu", "cuda"):
             raise ValueError(f"opbridge.serve: device must be 'cpu' or 'cuda', got {device!r}")
@@ -72,11 +72,7 @@ class ReplicaSession:
         if not Path(model).is_file():
             raise FileNotFoundError(f"opbridge.serve: the model {model} does not exist on this node")
         options = ort.SessionOptions()
-        try:
-            options.register_custom_ops_library(library)
-        except Exception as error:  # ORT's own exception types
-            raise RuntimeError(f"opbridge.serve: ONNX Runtime cannot load the opbridge library {library}: "
-                               f"{error}") from error
+        register_library(options, library)
         options.intra_op_num_threads = replica_threads()
         options.inter_op_num_threads = 1
         providers = ["CPUExecutionProvider"]

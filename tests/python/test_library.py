@@ -296,6 +296,10 @@ def test_a_file_that_is_not_a_library_for_this_machine_is_named(tmp_path, monkey
     assert main(["ops"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith(f"CUDA kernels on this machine: none: the library could not be loaded ({not_a_library}")
+    # create_session names the file in the same way, with ORT's reason.
+    with pytest.raises(RuntimeError, match=f"^ONNX Runtime cannot load the opbridge library "
+                                           f"{re.escape(str(not_a_library))}: .*invalid ELF header"):
+        opbridge.create_session(one_node_model("opbridge::GridSample", {}, ["input", "grid"], ["output"]))
 
 
 def test_ops_command_names_the_onnxruntime_and_its_providers(capsys):
