@@ -4,7 +4,7 @@
 #   ./run.sh demo     set up, build, then export a small detector, run it in ORT and verify it
 #   ./run.sh test     set up, build, then run every test (C++ kernels, library through ORT, export)
 #   ./run.sh bench    set up, build, then benchmark against ORT built-ins and PyTorch eager
-#   ./run.sh wheels   set up, then build the release wheels (x86-64 with CUDA, aarch64) into dist/
+#   ./run.sh wheels   set up, then build the release wheels (x86-64 with CUDA, aarch64, win_amd64) into dist/
 #   ./run.sh test-wheels  set up, build, then only the wheel steps of ./run.sh test
 #   ./run.sh test-windows set up, build, then only the Windows steps of ./run.sh test (under Wine)
 #   ./run.sh setup    only install what is missing (Debian packages, ORT headers, .venv)

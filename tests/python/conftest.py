@@ -12,23 +12,6 @@ if not os.environ.get("OPBRIDGE_TEST_INSTALLED"):
     sys.path.insert(0, str(REPO / "python"))
 
 
-def _start_wines_desktop() -> None:
-    """Under Wine (./run.sh's Windows lane), the desktop process (explorer.exe /desktop) starts the
-    first time a process of the session needs a window station (onnxruntime's import does), and Wine
-    gives it that process's stderr. Were that process a test's subprocess with its output captured,
-    the desktop would hold the pipe open and subprocess.run would wait for the end of it for ever:
-    the desktop starts here, in the test process, first. Nothing on Windows itself."""
-    if sys.platform != "win32":
-        return
-    import ctypes
-
-    if hasattr(ctypes.windll.ntdll, "wine_get_version"):
-        ctypes.windll.user32.GetDesktopWindow()
-
-
-_start_wines_desktop()
-
-
 def pytest_sessionstart(session):
     """./run.sh runs the library tests again in other onnxruntime versions (OPBRIDGE_EXPECT_ORT_VERSION)
     and with the sanitized library (OPBRIDGE_LIBRARY): a wrong path must stop the run, not quietly
