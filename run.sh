@@ -526,22 +526,13 @@ windows_build() {
   build_windows_wheel && setup_windows_python "$WINDOWS_PYTHON_DIR"
 }
 
-# Wine in the Windows Python's prefix; its programs' output through pipes (see windows_python.sh).
-windows_run() {
-  (
-    set -o pipefail
-    WINEPREFIX="$WINDOWS_PYTHON_DIR/prefix" WINEDEBUG=-all wine "$@" 2> >(cat >&2) | cat
-  )
-}
-
+# The Windows tests run after windows_build (the lane's step, or ./run.sh test-windows).
 test_cpp_windows() {
-  setup_windows_python "$WINDOWS_PYTHON_DIR" || return 1
-  windows_run "$BUILD_WINDOWS/opbridge_cpp_tests.exe" --gtest_brief=1
+  windows_wine "$WINDOWS_PYTHON_DIR" "$BUILD_WINDOWS/opbridge_cpp_tests.exe" --gtest_brief=1
 }
 
 test_wheel_windows() {
   local dir status=0
-  setup_windows_python "$WINDOWS_PYTHON_DIR" || return 1
   dir="$(mktemp -d)"
   wheel_and_cases "$BUILD_WINDOWS" win_amd64 win_amd64 "$WINDOWS_PYTHON_VERSION" "$dir" || status=1
   if [ "$status" -eq 0 ]; then
@@ -623,13 +614,8 @@ sanitizer_lane() {
   local status=0
   if [ "$(uname -m)" = x86_64 ]; then
     # First, so that the other lane finds them built when it gets to their tests (after_build).
-    local built
-    built=0; step "aarch64 build and wheel (build-aarch64/, 2 jobs)" build_aarch64_wheel || built=1
-    echo "$built" > "$STEP_DIR/aarch64-built"
-    [ "$built" -eq 0 ] || status=1
-    built=0; step "Windows build and wheel (build-windows/, 2 jobs), Windows Python" windows_build || built=1
-    echo "$built" > "$STEP_DIR/windows-built"
-    [ "$built" -eq 0 ] || status=1
+    build_step aarch64 "aarch64 build and wheel (build-aarch64/, 2 jobs)" build_aarch64_wheel || status=1
+    build_step windows "Windows build and wheel (build-windows/, 2 jobs), Windows Python" windows_build || status=1
     step "C++ tests on an emulated Haswell (x86-64-v3)" test_cpp_emulated x86-64-v3 "$QEMU_HASWELL" || status=1
     step "C++ tests on an emulated Nehalem (x86-64-v2)" test_cpp_emulated x86-64-v2 Nehalem || status=1
   fi
@@ -640,6 +626,14 @@ sanitizer_lane() {
   fi
   step "Ray Serve: two replicas of a detector (tests/serve)" test_serve || status=1
   return "$status"
+}
+
+# build_step PLATFORM NAME COMMAND: the step NAME (a build), its result written for after_build.
+build_step() {
+  local built=0
+  step "$2" "$3" || built=1
+  echo "$built" > "$STEP_DIR/$1-built"
+  return "$built"
 }
 
 # after_build PLATFORM NAME COMMAND [NAME COMMAND...]: once the other lane has built PLATFORM (aarch64 or
@@ -831,7 +825,7 @@ case "$cmd" in
   test) run_tests "$@" ;;
   test-gpu) run_gpu_tests "$@" ;;
   test-wheels) build; test_installed_wheel && build_aarch64_wheel && test_cpp_aarch64 && test_wheel_aarch64 ;;
-  test-windows) build; build_windows_wheel && test_cpp_windows && test_wheel_windows ;;
+  test-windows) build; windows_build && test_cpp_windows && test_wheel_windows ;;
   bench) build; "$VENV/bin/python" -m opbridge bench "$@" ;;
   wheels) wheels ;;
   *) echo "usage: ./run.sh demo|test|test-gpu|bench|wheels|test-wheels|test-windows|setup|build" >&2; exit 2 ;;

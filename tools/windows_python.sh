@@ -10,6 +10,7 @@
 #                                    and DIR/prefix (the Wine prefix)
 #   windows_python DIR SITE ARGS...  run that python.exe with ARGS under Wine, SITE (a folder of
 #                                    packages, or "") first on its path
+#   windows_wine DIR PROGRAM ARGS... run a Windows PROGRAM under Wine in DIR's prefix
 #
 # Wine 8.0's quirks are worked around here, never in the library (../shared/spec/windows.md):
 # - numpy 2.4 and 2.5 stop at import (Wine's ucrtbase lacks crealf): numpy 2.1.3, the newest that
@@ -78,8 +79,15 @@ windows_python() {
     echo "import site"
   } > "$dir/python/python${WINDOWS_PYTHON_VERSION/./}._pth"
   echo "import ctypes; ctypes.windll.user32.GetDesktopWindow()" > "$dir/python/Lib/site-packages/wine_desktop.pth"
+  PYTHONUTF8=1 windows_wine "$dir" "$dir/python/python.exe" "$@"
+}
+
+# The program's stdout and stderr through pipes (python.exe dies at start-up when either is a file).
+windows_wine() {
+  local dir="$1"
+  shift
   (
     set -o pipefail
-    WINEPREFIX="$dir/prefix" WINEDEBUG=-all PYTHONUTF8=1 wine "$dir/python/python.exe" "$@" 2> >(cat >&2) | cat
+    WINEPREFIX="$dir/prefix" WINEDEBUG=-all wine "$@" 2> >(cat >&2) | cat
   )
 }

@@ -346,9 +346,9 @@ def test_cli_on_a_bad_attribute(tmp_path):
     assert out.returncode == 3
     assert 'mmcv::MMCVRoiAlign: mode must be "avg" or "max", got "bogus"' in out.stdout
     assert "FAILED" in out.stdout and "(exit 3)" in out.stdout
-    # ORT's own logging of the same error is silenced. (Only its text is looked for: under Wine, ORT's
-    # import writes "Failed to create DXGI factory." to stderr.)
-    assert "bogus" not in out.stderr and "MMCVRoiAlign" not in out.stderr, out.stderr
+    # ORT's own logging of the same error is silenced: nothing on stderr but, under Wine (./run.sh's
+    # Windows lane), the line ORT's import writes there.
+    assert out.stderr.replace("Failed to create DXGI factory.\n", "") == "", out.stderr
 
 
 def test_cli_json(tmp_path):
