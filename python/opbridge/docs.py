@@ -102,6 +102,10 @@ def render(op: manifest.Op) -> str:
         lines += [f"In an ONNX Runtime session with the CUDA execution provider (onnxruntime-gpu and a CUDA build of "
                   f"the library), {', '.join(f'`{i}`' for i in op.cuda_identities)} run on the GPU, on ORT's stream"
                   + (f"; {', '.join(f'`{i}`' for i in others)} on the CPU." if others else ".") + " " + op.cuda_notes,
+                  "",
+                  f"**Waits for the GPU:** {op.cuda_synchronizes}." if op.cuda_synchronizes else
+                  "**Waits for the GPU:** never: every launch is asynchronous on ORT's stream (the outputs' shapes do "
+                  "not depend on the data).",
                   ""]
     else:
         lines += ["No CUDA kernel yet: in a CUDA session these nodes run on the CPU, with copies to and from the GPU "

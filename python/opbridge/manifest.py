@@ -87,6 +87,10 @@ class Op:
     cuda_host_inputs: dict = dataclasses.field(default_factory=dict)
     # How the CUDA kernel's results relate to the CPU kernel's (the op page's "On the GPU").
     cuda_notes: str = ""
+    # What a CUDA run waits for the GPU for (a count the host needs, e.g. the output's size), or ""
+    # where it never does: the launches are asynchronous on ORT's stream. The same for every CUDA
+    # identity of the op (they share the kernel and its launch function).
+    cuda_synchronizes: str = ""
     # Why opbridge has no export mapping for it (no python/opbridge/ops/<kernel>.py); "": it has one.
     no_export: str = ""
     # The stem of its CUDA kernel (src/kernels/cuda/<stem>.cu) where it shares another op's.
@@ -218,6 +222,8 @@ def load() -> dict[str, Op]:
         has_cuda = any("cuda" in p for p in providers.values())
         if has_cuda != bool(entry.get("cuda_notes")):
             raise ValueError(f"ops.toml [{kernel}]: a cuda provider and cuda_notes go together")
+        if entry.get("cuda_synchronizes") and not has_cuda:
+            raise ValueError(f"ops.toml [{kernel}]: cuda_synchronizes without a cuda provider")
         for identity, names in host_inputs.items():
             unknown_inputs = set(names) - {t.name for t in signatures[identity].inputs}
             if unknown_inputs:
@@ -241,6 +247,7 @@ def load() -> dict[str, Op]:
             cuda_kernel=entry.get("cuda_kernel", kernel) if has_cuda else "",
             no_export=entry.get("no_export", ""),
             cuda_notes=entry.get("cuda_notes", "").strip(),
+            cuda_synchronizes=entry.get("cuda_synchronizes", "").strip(),
         )
     return ops
 

@@ -37,6 +37,18 @@ OPBRIDGE_HD inline int64_t GatherTopkSource(int64_t index, int64_t candidates) {
   if (index < -candidates || index >= candidates) return -1;
   return index < 0 ? index + candidates : index;
 }
+// Element e of the [batch, picks, row] output, host and device (the CUDA kernel's thread e): the
+// word the rule copies, or, where an index out of range picks the row, every bit set (NaN in float
+// data, -1 in integer data). That is the CUDA kernel's defined result for an index the CPU op
+// refuses: the GPU never waits to report it (docs/ops/gather_topk.md, "On the GPU").
+template <class Word, class Index, class Offset>
+OPBRIDGE_HD inline Word GatherTopkElement(const Word* data, const Index* indices, Offset picks, Offset candidates,
+                                          Offset row, Offset e) {
+  const Offset r = e / row, c = e - r * row;
+  const int64_t source = GatherTopkSource(static_cast<int64_t>(indices[r]), static_cast<int64_t>(candidates));
+  if (source < 0) return static_cast<Word>(~Word{0});
+  return data[((r / picks) * candidates + static_cast<Offset>(source)) * row + c];
+}
 template <class Index>
 Status CheckGatherTopkIndices(const Index* indices, const Shape& indices_shape, int64_t candidates,
                               int64_t gathered_axis);

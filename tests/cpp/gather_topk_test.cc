@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -93,39 +95,52 @@ TEST(GatherTopkChecks, Shapes) {
   EXPECT_FALSE(CheckGatherTopkShapes({2, 10, 4}, {3, 3}, &out).ok());
 }
 
-// The CUDA kernel's threads (kernels/cuda/gather_topk.cu) run on the host: thread e copies output
-// element e from the row its index picks (GatherTopkSource), or, for a bad index, leaves it and
-// records the row (the atomicMin of the first element's thread): the CPU kernel's output where the
-// indices are good, and the first bad index's flat position, the one CheckGatherTopkIndices names.
-TEST(GatherTopkDeviceCode, MatchesTheCpuKernelAndFindsTheFirstBadIndex) {
+// The CUDA kernel's threads (kernels/cuda/gather_topk.cu) run on the host: thread e writes
+// GatherTopkElement: the CPU kernel's output where the indices are good; where an index is out of
+// range (the CPU op's error, which the GPU does not wait to report), its row's words with every bit
+// set (NaN in float data, -1 in integer data), and every other row the CPU kernel's.
+template <class Word, class Index>
+void CheckDeviceCode() {
   const GatherTopkLayout layout{3, 7, 5, 4};
   std::mt19937 rng(5);
-  std::vector<uint32_t> data(layout.batch * layout.candidates * layout.row);
-  for (auto& v : data) v = static_cast<uint32_t>(rng());
-  std::vector<int64_t> indices = {0, -7, 6, 3, -1, 2, 2, 2, -3, 4, 6, 5, 0, 1, -2};
-  const int64_t count = layout.batch * layout.picks * layout.row;
-  std::vector<uint32_t> cpu(count), device(count);
-  ASSERT_TRUE(cpu::GatherTopk(data.data(), 4, indices.data(), layout, cpu.data(), SerialTaskRunner()).ok());
-  uint64_t first_bad = ~0ull;
-  for (int32_t e = 0; e < count; ++e) {
-    const int32_t r = e / layout.row, c = e - r * layout.row;
-    const int64_t source = GatherTopkSource(indices[r], layout.candidates);
-    if (source < 0) {
-      if (c == 0) first_bad = std::min<uint64_t>(first_bad, r);
-      continue;
+  std::vector<Word> data(layout.batch * layout.candidates * layout.row);
+  for (auto& v : data) v = static_cast<Word>(rng());
+  std::vector<Index> indices = {0, -7, 6, 3, -1, 2, 2, 2, -3, 4, 6, 5, 0, 1, -2};
+  const int32_t count = static_cast<int32_t>(layout.batch * layout.picks * layout.row);
+  const auto run_device = [&] {
+    std::vector<Word> device(count);
+    for (int32_t e = 0; e < count; ++e) {
+      device[e] = GatherTopkElement<Word, Index, int32_t>(data.data(), indices.data(), 5, 7, 4, e);
     }
-    device[e] = data[((r / layout.picks) * layout.candidates + source) * layout.row + c];
+    return device;
+  };
+  std::vector<Word> cpu(count);
+  ASSERT_TRUE(cpu::GatherTopk(data.data(), sizeof(Word), indices.data(), layout, cpu.data(), SerialTaskRunner()).ok());
+  EXPECT_EQ(run_device(), cpu);
+  indices[11] = 7;  // indices[2, 1]: one past the end
+  indices[13] = -8;  // indices[2, 3]: one before the start
+  const std::vector<Word> device = run_device();
+  for (int32_t e = 0; e < count; ++e) {
+    const int32_t r = e / 4;
+    EXPECT_EQ(device[e], (r == 11 || r == 13) ? static_cast<Word>(~Word{0}) : cpu[e]) << "element " << e;
   }
-  EXPECT_EQ(device, cpu);
-  EXPECT_EQ(first_bad, ~0ull);
-  indices[11] = 7;  // flat position 11: indices[2, 1]
-  indices[13] = -8;
-  for (int64_t r = 0; r < layout.batch * layout.picks; ++r) {
-    if (GatherTopkSource(indices[r], layout.candidates) < 0) first_bad = std::min<uint64_t>(first_bad, r);
-  }
-  EXPECT_EQ(first_bad, 11u);
   EXPECT_EQ(CheckGatherTopkIndices(indices.data(), {3, 5}, layout.candidates, 1).message().substr(0, 19),
             "indices[2, 1] = 7 i");
+}
+
+TEST(GatherTopkDeviceCode, MatchesTheCpuKernelAndSetsEveryBitOfABadIndexsRows) {
+  CheckDeviceCode<uint32_t, int64_t>();
+  CheckDeviceCode<uint64_t, int32_t>();
+  // All ones: a NaN as float32 and float64 data, -1 as int32 and int64 data.
+  float f;
+  double d;
+  const uint32_t ones32 = ~0u;
+  const uint64_t ones64 = ~0ull;
+  std::memcpy(&f, &ones32, 4);
+  std::memcpy(&d, &ones64, 8);
+  EXPECT_TRUE(std::isnan(f) && std::isnan(d));
+  EXPECT_EQ(static_cast<int32_t>(ones32), -1);
+  EXPECT_EQ(static_cast<int64_t>(ones64), -1);
 }
 
 }  // namespace

@@ -261,7 +261,9 @@ TEST(Inverse, SingularErrorNamesTheMatrix) {
 // butterfly levels of shared::BetterPivot, as __shfl_xor_sync does (each level reads the lanes'
 // candidates from before it); the swap, the multipliers and the trailing update; then each column
 // of X = P I solved down by one thread.
-void DeviceInvert(const float* in, int64_t m, float* out, int32_t* info) {
+// With nan_if_singular (check_errors = 1, where the CPU op reports the error and the GPU does not
+// wait to) a singular matrix's inverse is written as NaN.
+void DeviceInvert(const float* in, int64_t m, float* out, int32_t* info, bool nan_if_singular = false) {
   const int64_t s = m + 1;
   std::vector<float> a(m * s), x(m * m);
   std::vector<int32_t> perm(m);
@@ -301,6 +303,7 @@ void DeviceInvert(const float* in, int64_t m, float* out, int32_t* info) {
     shared::SolveInverseColumn(a.data(), static_cast<int>(s), perm.data(), static_cast<int>(m), static_cast<int>(c),
                                x.data());
   }
+  if (nan_if_singular && *info != 0) std::fill(x.begin(), x.end(), std::numeric_limits<float>::quiet_NaN());
   std::copy(x.begin(), x.end(), out);
 }
 
@@ -338,6 +341,38 @@ TEST(InverseDeviceCode, MatchesTheCpuKernelBitForBit) {
     for (int64_t b = 0; b < batch; ++b) DeviceInvert(all.data() + b * m * m, m, device.data() + b * m * m, &device_info[b]);
     EXPECT_EQ(0, std::memcmp(device.data(), cpu.inverse.data(), device.size() * sizeof(float))) << "order " << m;
     EXPECT_EQ(device_info, cpu.info) << "order " << m;
+  }
+}
+
+// check_errors = 1 on the GPU: the singular matrices (a zero matrix, a zero row, a zero column) come
+// out all NaN with their info, every other one the CPU kernel's bits.
+TEST(InverseDeviceCode, SingularMatricesAreNanWhereTheCpuOpReportsThem) {
+  for (int64_t m : {3, 4, 17, 40}) {
+    std::vector<float> all = RandomMatrices(2, m, 0.0f, static_cast<unsigned>(m));
+    std::vector<float> zero(m * m, 0.0f);
+    all.insert(all.end(), zero.begin(), zero.end());
+    auto zero_row = RandomMatrices(1, m, 0.0f, 21);
+    std::fill(zero_row.begin() + m, zero_row.begin() + 2 * m, 0.0f);
+    all.insert(all.end(), zero_row.begin(), zero_row.end());
+    auto zero_column = RandomMatrices(1, m, 0.0f, 22);  // stays zero through every update: a zero pivot
+    for (int64_t i = 0; i < m; ++i) zero_column[i * m + m / 2] = 0.0f;
+    all.insert(all.end(), zero_column.begin(), zero_column.end());
+    const int64_t batch = static_cast<int64_t>(all.size()) / (m * m);
+    const Result cpu = Invert(all, m);
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<float> device(m * m);
+      int32_t info = -1;
+      DeviceInvert(all.data() + b * m * m, m, device.data(), &info, true);
+      EXPECT_EQ(info, cpu.info[b]) << "order " << m << ", matrix " << b;
+      if (cpu.info[b] != 0) {
+        EXPECT_TRUE(std::all_of(device.begin(), device.end(), [](float v) { return std::isnan(v); }))
+            << "order " << m << ", matrix " << b;
+      } else {
+        EXPECT_EQ(0, std::memcmp(device.data(), cpu.inverse.data() + b * m * m, device.size() * sizeof(float)))
+            << "order " << m << ", matrix " << b;
+      }
+    }
+    EXPECT_EQ(std::count_if(cpu.info.begin(), cpu.info.end(), [](int32_t i) { return i != 0; }), 3) << "order " << m;
   }
 }
 

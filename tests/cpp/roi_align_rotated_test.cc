@@ -251,5 +251,35 @@ TEST(RoiAlignRotatedDeviceCode, MatchesTheCpuKernelBitForBit) {
   }
 }
 
+// The taps' test of a point beyond the map, y > height, in float against shared::FloatAtMost: the
+// answers of mmcv's comparison in double, for sizes where a float holds the size and where it does
+// not (2^24 + 1 and beyond), where a double does not either (2^53 + 1 and beyond, up to int64's
+// largest, rounded on conversion), and points at, next to and between the floats around each size,
+// infinities and NaN.
+TEST(RoiAlignRotatedTaps, TheFloatBoundComparesAsDoubleDoes) {
+  std::vector<int64_t> sizes = {1, 2, 7, 255, 1000, (1 << 24) - 1, 1 << 24, (1 << 24) + 1, (1 << 24) + 2,
+                                (1 << 24) + 3, (1 << 25) + 1, (int64_t{1} << 40) + 12345,
+                                (int64_t{1} << 53) + 1, (int64_t{1} << 53) + 3, (int64_t{1} << 62) - 1,
+                                (int64_t{1} << 62) + (int64_t{1} << 38) + 1, std::numeric_limits<int64_t>::max()};
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 2000; ++i) sizes.push_back(static_cast<int64_t>(rng() >> (rng() % 63 + 1)));
+  for (const int64_t size : sizes) {
+    const float bound = shared::FloatAtMost(size);
+    ASSERT_LE(static_cast<double>(bound), static_cast<double>(size)) << size;
+    ASSERT_GT(static_cast<double>(std::nextafterf(bound, INFINITY)), static_cast<double>(size)) << size;
+    const float near = static_cast<float>(size);
+    std::vector<float> points = {near, std::nextafterf(near, 0.0f), std::nextafterf(near, INFINITY), bound,
+                                 std::nextafterf(bound, INFINITY), -1.0f, 0.0f, INFINITY, -INFINITY, NAN};
+    for (int k = 0; k < 20; ++k) points.push_back(near * static_cast<float>(rng() % 2000) / 1000.0f);
+    for (const float y : points) {
+      EXPECT_EQ(y > bound, static_cast<double>(y) > static_cast<double>(size)) << "size " << size << ", y " << y;
+    }
+  }
+  // The taps agree: a point just above a size that no float holds is outside, the float below it inside.
+  const int64_t odd = (1 << 24) + 1;
+  EXPECT_EQ(shared::MakeBilinearTaps(16777216.0f, 0.0f, odd, 4).base, 16777216 * 4);
+  EXPECT_EQ(shared::MakeBilinearTaps(16777218.0f, 0.0f, odd, 4).base, shared::kTapsOutside);
+}
+
 }  // namespace
 }  // namespace opbridge

@@ -63,6 +63,12 @@ def test_errors_must_match_word_for_word_or_be_the_defined_nan():
         cuda_twins.compare_errors("roi_align", cpu, None, [np.array([0.0], np.float32)])
     with pytest.raises(AssertionError, match="ran"):  # no defined result: the CUDA op must fail too
         cuda_twins.compare_errors("nms", cpu, None, [np.array([0])])
+    # GatherTopk: an index out of range gives all-ones words, NaN in float data and -1 in integer data.
+    cuda_twins.compare_errors("gather_topk", cpu, None, [np.array([1.0, np.nan], np.float32)])
+    cuda_twins.compare_errors("gather_topk", cpu, None, [np.array([[3, -1]], np.int64)])
+    cuda_twins.compare_errors("gather_topk", cpu, None, [np.zeros((2, 1, 0), np.float32)])
+    with pytest.raises(AssertionError, match="all-ones"):
+        cuda_twins.compare_errors("gather_topk", cpu, None, [np.array([[3, 4]], np.int32)])
 
 
 def _partitioned(nodes):

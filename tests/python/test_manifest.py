@@ -31,6 +31,32 @@ def test_cuda_twins_equal_the_manifest_and_their_cpu_ops():
             assert {**twin, "provider": "CPU"} == cpu[identity], identity
 
 
+# The calls through which a CUDA launch function or glue waits for the GPU (kernels/cuda/cuda_status.h:
+# a count through page-locked memory; LaunchStatus waits only under OPBRIDGE_CUDA_SYNC=1).
+WAITING_CALLS = ("CopyCountToHost", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize")
+
+
+def test_the_manifest_says_which_cuda_ops_wait_for_the_gpu():
+    """An op's cuda_synchronizes is set exactly where its CUDA glue or kernel source makes a waiting
+    call, and never on an op whose outputs' shapes are static unless it says when."""
+    repo = Path(__file__).resolve().parents[2]
+    waiting = set()
+    for kernel, op in manifest.load().items():
+        if not op.cuda_identities:
+            assert not op.cuda_synchronizes, kernel
+            continue
+        sources = [repo / f"src/ort/ops/{kernel}_cuda.cc", repo / f"src/kernels/cuda/{op.cuda_kernel}.cu"]
+        calls = {call for path in sources for call in WAITING_CALLS if call in path.read_text()}
+        assert bool(calls) == bool(op.cuda_synchronizes), (kernel, calls, op.cuda_synchronizes)
+        if op.cuda_synchronizes:
+            waiting.add(kernel)
+    # The ops whose output's size depends on the data, and TRTBatchedNMS's mask sizing (static outputs).
+    assert waiting == {"nms", "nms_rotated", "nms_match", "soft_nms", "trt_batched_nms"}
+    assert manifest.load()["trt_batched_nms"].cuda_synchronizes.startswith("only for a call")
+    page = docs.pages()["gather_topk.md"]
+    assert "**Waits for the GPU:** never: every launch is asynchronous on ORT's stream" in page
+
+
 def test_registration_table_equals_manifest():
     table = {f"{e['domain']}::{e['name']}": e for e in registered_ops() if e["provider"] == "CPU"}
     expected = {f"{d}::{n}": op for d, n, op in manifest.identities()}

@@ -39,12 +39,6 @@ Status LaunchStatus(const char* kernel, Stream stream) {
   return CudaError(cudaStreamSynchronize(stream), kernel);
 }
 
-Status CopyToHost(void* host, const void* device, size_t bytes, Stream stream, const char* what) {
-  if (bytes == 0) return Status::Ok();
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream), what));
-  return CudaError(cudaStreamSynchronize(stream), what);
-}
-
 namespace {
 
 // A page-locked slot for the counts copied to the host, so that the copy is a DMA the stream orders,
@@ -91,6 +85,36 @@ Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* 
       CudaError(cudaMemcpyAsync(slot.get(), device_count, sizeof(int64_t), cudaMemcpyDeviceToHost, stream), what));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaStreamSynchronize(stream), what));
   *count = *slot.get();
+  return Status::Ok();
+}
+
+Status CurrentDeviceFigures(DeviceFigures* figures) {
+  constexpr int kCached = 64;
+  static std::mutex mutex;
+  static DeviceFigures cache[kCached];
+  static bool known[kCached] = {};
+  int device = 0;
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaGetDevice(&device), "cudaGetDevice"));
+  if (device >= 0 && device < kCached) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (known[device]) {
+      *figures = cache[device];
+      return Status::Ok();
+    }
+  }
+  DeviceFigures found;
+  found.device = device;
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaDeviceGetAttribute(&found.sms, cudaDevAttrMultiProcessorCount, device),
+                                     "the device's SM count"));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(
+      cudaDeviceGetAttribute(&found.shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+      "the device's shared memory limit"));
+  if (device >= 0 && device < kCached) {
+    std::lock_guard<std::mutex> lock(mutex);
+    cache[device] = found;
+    known[device] = true;
+  }
+  *figures = found;
   return Status::Ok();
 }
 

@@ -4,7 +4,8 @@
 //
 // Every launch function takes raw device pointers, shapes, params and the stream to launch on, and
 // returns a Status: an error names the kernel and CUDA's message. Launches are asynchronous: nothing
-// synchronizes the stream unless the output's size depends on the data (NMS copies its count), or
+// synchronizes the stream unless the host needs a count the GPU computes (the NMS family's output
+// sizes, through CopyCountToHost; the manifest's cuda_synchronizes says which ops, and when), or
 // OPBRIDGE_CUDA_SYNC=1 asks for a check after every launch (launch.cuh).
 #pragma once
 
@@ -27,11 +28,6 @@ using Stream = CUstream_st*;  // cudaStream_t
 // cudaSetDevice only when the device differs: cudaSetDevice binds the thread to the device's
 // primary context, which would replace a context the host application made current itself.
 Status SetDevice(int device);
-
-// Copies `bytes` bytes from device memory to host memory once `stream` has computed them, and waits
-// for the copy: for the few ops whose success depends on values the GPU computes or holds (the error
-// is then the CPU op's, word for word). `what` names the copy in an error.
-Status CopyToHost(void* host, const void* device, size_t bytes, Stream stream, const char* what);
 
 // Copies a count the host needs (an output's size, which the GPU found) from device memory once
 // `stream` has computed it, through a page-locked slot (a DMA ordered by the stream, the slots

@@ -1,14 +1,16 @@
 // Gather of top-k rows CUDA kernel: one thread per output element, consecutive threads on
 // consecutive elements of an output row and then the next row, so that the writes are coalesced and
-// a warp reads whole source rows (the picks are scattered, their rows contiguous). Each thread wraps
-// its row's index with GatherTopkSource; a thread that finds it out of range records the row's flat
-// position with an atomicMin (only the first element's thread of the row, and only then: no atomic in
-// the common case), and the launch function reads that slot back.
+// a warp reads whole source rows (the picks are scattered, their rows contiguous). Each thread runs
+// GatherTopkElement (core/gather_topk.h): the element its row's index picks, or every bit set where
+// that index is out of range. Nothing waits for the GPU: the output's shape does not depend on the
+// data, so the op stays asynchronous on ORT's stream (the CPU op's error for a bad index becomes the
+// defined all-ones rows, as RoIAlign's bad batch indices become NaN rows).
 //
 // Expected times on an H100 for the bench's cases (mmdet's post-processing, [2, 1000] picks of
-// scores [2, 20000] or boxes [2, 20000, 4]): 2,000 to 8,000 elements, one wave; the launch (some
-// 3-5 us) and the wait for the 8-byte copy back (some 10 us) dominate. The longest chain is one
-// element: an index load, then a data load.
+// scores [2, 20000] or boxes [2, 20000, 4]): 2,000 to 8,000 elements, one wave of 8 to 32 blocks
+// moving 16-96 KB: the launch (some 3-5 us) is the time. Before (e6826c2) each call also cleared an
+// 8-byte slot and waited for its copy back to pageable memory (some 10-15 us more, and a stream
+// synchronization). The longest chain is one element: an index load, then a data load.
 #include "kernels/cuda/gather_topk.h"
 
 #include "kernels/cuda/launch.cuh"
@@ -18,31 +20,22 @@ namespace {
 
 template <class Word, class Index, class Offset>
 __global__ void GatherTopkKernel(const Word* data, const Index* indices, Offset picks, Offset candidates, Offset row,
-                                 Offset count, Word* output, unsigned long long* first_bad) {
-  OPBRIDGE_CUDA_FOR(Offset, e, count) {
-    const Offset r = e / row, c = e - r * row;
-    const int64_t source = GatherTopkSource(static_cast<int64_t>(indices[r]), static_cast<int64_t>(candidates));
-    if (source < 0) {
-      if (c == 0) atomicMin(first_bad, static_cast<unsigned long long>(r));
-      continue;
-    }
-    output[e] = data[((r / picks) * candidates + static_cast<Offset>(source)) * row + c];
-  }
+                                 Offset count, Word* output) {
+  OPBRIDGE_CUDA_FOR(Offset, e, count) output[e] = GatherTopkElement(data, indices, picks, candidates, row, e);
 }
 
 template <class Word, class Index>
-Status Launch(const void* data, const Index* indices, const GatherTopkLayout& layout, void* output,
-              unsigned long long* first_bad, Stream stream) {
+Status Launch(const void* data, const Index* indices, const GatherTopkLayout& layout, void* output, Stream stream) {
   const int64_t count = layout.batch * layout.picks * layout.row;
   const auto* from = static_cast<const Word*>(data);
   auto* to = static_cast<Word*>(output);
   if (FitsInt32(count) && FitsInt32(layout.batch * layout.candidates * layout.row)) {
     GatherTopkKernel<Word, Index, int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(
         from, indices, static_cast<int32_t>(layout.picks), static_cast<int32_t>(layout.candidates),
-        static_cast<int32_t>(layout.row), static_cast<int32_t>(count), to, first_bad);
+        static_cast<int32_t>(layout.row), static_cast<int32_t>(count), to);
   } else {
     GatherTopkKernel<Word, Index, int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(
-        from, indices, layout.picks, layout.candidates, layout.row, count, to, first_bad);
+        from, indices, layout.picks, layout.candidates, layout.row, count, to);
   }
   return LaunchStatus("the GatherTopk kernel", stream);
 }
@@ -51,32 +44,15 @@ Status Launch(const void* data, const Index* indices, const GatherTopkLayout& la
 
 template <class Index>
 Status GatherTopk(const void* data, int element_bytes, const Index* indices, const GatherTopkLayout& layout,
-                  void* output, int64_t* first_bad, ScratchAllocator& scratch, Stream stream) {
+                  void* output, Stream stream) {
   ClearStaleError();
-  *first_bad = -1;
   if (layout.batch * layout.picks * layout.row == 0) return Status::Ok();
-  if (element_bytes != 4 && element_bytes != 8) {
-    return Status::Error("GatherTopk copies 4- or 8-byte elements, got ", element_bytes, " bytes");
-  }
-  ScratchBlock slot(scratch, sizeof(unsigned long long));
-  if (slot.data() == nullptr) return OutOfScratch(sizeof(unsigned long long));
-  auto* device_bad = static_cast<unsigned long long*>(slot.data());
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(device_bad, 0xff, sizeof(unsigned long long), stream),
-                                     "clearing the GatherTopk index check"));
-  if (element_bytes == 4) {
-    OPBRIDGE_RETURN_IF_ERROR(Launch<uint32_t>(data, indices, layout, output, device_bad, stream));
-  } else {
-    OPBRIDGE_RETURN_IF_ERROR(Launch<uint64_t>(data, indices, layout, output, device_bad, stream));
-  }
-  unsigned long long bad = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CopyToHost(&bad, device_bad, sizeof(bad), stream, "copying the GatherTopk index check to the host"));
-  if (bad != ~0ull) *first_bad = static_cast<int64_t>(bad);
-  return Status::Ok();
+  if (element_bytes == 4) return Launch<uint32_t>(data, indices, layout, output, stream);
+  if (element_bytes == 8) return Launch<uint64_t>(data, indices, layout, output, stream);
+  return Status::Error("GatherTopk copies 4- or 8-byte elements, got ", element_bytes, " bytes");
 }
 
-template Status GatherTopk<int32_t>(const void*, int, const int32_t*, const GatherTopkLayout&, void*, int64_t*,
-                                    ScratchAllocator&, Stream);
-template Status GatherTopk<int64_t>(const void*, int, const int64_t*, const GatherTopkLayout&, void*, int64_t*,
-                                    ScratchAllocator&, Stream);
+template Status GatherTopk<int32_t>(const void*, int, const int32_t*, const GatherTopkLayout&, void*, Stream);
+template Status GatherTopk<int64_t>(const void*, int, const int64_t*, const GatherTopkLayout&, void*, Stream);
 
 }  // namespace opbridge::cuda

@@ -16,10 +16,18 @@
 //
 // Expected times on an H100: [4096, 4, 4]: 4096 warps in one wave (512 blocks), each some 4 steps of
 // 4 warp barriers and a 4-deep solve: a few microseconds plus the launch, against 0.154 ms for
-// com.microsoft::Inverse (H200, gpu.md). [64, 64, 64]: 64 blocks, each 64 steps of 4 barriers
-// (some 40k cycles) and 64 threads solving their columns (about 4k dependent multiply-subtracts
-// each, with independent rows to overlap): some 30-40 us, against 0.291 ms. The longest chain is
-// one matrix's factorization, M steps.
+// com.microsoft::Inverse (H200, gpu.md). [64, 64, 64]: 64 blocks (one matrix each: 64 of 132 SMs),
+// each 64 steps of a pivot search (5 shuffle levels), the swap, the multipliers and a trailing update
+// of up to 63^2 elements over 256 threads (about 500 cycles of shared-memory issue at its largest),
+// with 4 barriers: some 50-65k cycles, 30-38 us; then 64 threads solve their columns, about 4k
+// updates each (two shared loads, a multiply, a subtract and a store), independent within a step so
+// that they pipeline: issue-bound at some 20k cycles, 12 us. In all some 45-55 us, against 0.291 ms.
+// The longest chain is one matrix's factorization, M steps. Before (e6826c2) the workspace
+// was chosen at run time (generic loads and stores only, none known to be shared) and the solve's
+// pointers could alias, so every update waited for the previous store (some 70 cycles each, 280k
+// cycles a column): 0.15-0.2 ms. ptxas (CUDA 13, -fmad=false): sm_90 48 / 48 / 72 registers for the
+// warp, block and global-memory variants, sm_75 64 / 56 / 80, no spills; the PTX of the two shared
+// variants has only ld.shared / st.shared on the workspace.
 #include "kernels/cuda/inverse.h"
 
 #include <algorithm>
@@ -50,18 +58,27 @@ __device__ inline void GroupSync() {
   }
 }
 
-// Inverts matrices group, group + groups, ... of `batch` (m x m each, row-major). `global_work`:
-// null for shared memory, else WorkFloats(m) floats per block in global memory.
-template <bool kWarpGroup>
-__global__ void InverseKernel(const float* in, int64_t batch, int m, float* out, int32_t* info, float* global_work) {
+// Inverts matrices group, group + groups, ... of `batch` (m x m each, row-major). kGlobalWork: the
+// group's memory is WorkFloats(m) floats per block of `global_work`, else the block's shared memory.
+// A template parameter, not a run-time choice, so that the compiler knows the address space: the
+// shared variant's accesses are shared loads and stores, not generic ones. `nan_if_singular`
+// (check_errors = 1): a singular matrix's inverse is written as NaN, the defined result where the CPU
+// op reports the error (the GPU does not wait to report it).
+template <bool kWarpGroup, bool kGlobalWork>
+__global__ void InverseKernel(const float* in, int64_t batch, int m, float* out, int32_t* info, bool nan_if_singular,
+                              float* global_work) {
   extern __shared__ float shared_work[];
   const int group_threads = kWarpGroup ? kWarp : static_cast<int>(blockDim.x);
   const int groups_per_block = static_cast<int>(blockDim.x) / group_threads;
   const int group_in_block = static_cast<int>(threadIdx.x) / group_threads;
   const int t = static_cast<int>(threadIdx.x) % group_threads;
   const int64_t work_floats = WorkFloats(m);
-  float* work = global_work != nullptr ? global_work + blockIdx.x * work_floats
-                                       : shared_work + group_in_block * work_floats;
+  float* work;
+  if constexpr (kGlobalWork) {
+    work = global_work + blockIdx.x * work_floats;
+  } else {
+    work = shared_work + group_in_block * work_floats;
+  }
   const int s = static_cast<int>(AStride(m));
   float* a = work;
   float* x = a + m * s;
@@ -126,7 +143,8 @@ __global__ void InverseKernel(const float* in, int64_t batch, int m, float* out,
     for (int c = t; c < m; c += group_threads) shared::SolveInverseColumn(a, s, perm, m, c, x);
     GroupSync<kWarpGroup>();
     float* inverse = out + b * size;
-    for (int e = t; e < size; e += group_threads) inverse[e] = x[e];
+    const bool singular_nan = nan_if_singular && slots[1] != 0;
+    for (int e = t; e < size; e += group_threads) inverse[e] = singular_nan ? NAN : x[e];
     if (t == 0) info[b] = slots[1];
     GroupSync<kWarpGroup>();  // the next matrix overwrites the group's memory
   }
@@ -138,8 +156,8 @@ __global__ void FillInfoKernel(int32_t* info, int64_t batch) {
 
 }  // namespace
 
-Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int32_t* info, ScratchAllocator& scratch,
-               Stream stream) {
+Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int32_t* info, bool nan_if_singular,
+               ScratchAllocator& scratch, Stream stream) {
   ClearStaleError();
   if (batch == 0) return Status::Ok();
   if (m == 0) {  // the inverse of a 0 x 0 matrix is the 0 x 0 matrix, never singular
@@ -155,24 +173,27 @@ Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int3
   if (m <= kWarpMaxOrder) {
     constexpr int64_t groups = kThreads / kWarp;
     const int64_t blocks = (batch + groups - 1) / groups;
-    InverseKernel<true><<<static_cast<unsigned int>(blocks < 65535 ? blocks : 65535), kThreads, groups * group_bytes,
-                          stream>>>(input, batch, order, output, info, nullptr);
+    InverseKernel<true, false><<<static_cast<unsigned int>(blocks < 65535 ? blocks : 65535), kThreads,
+                                 groups * group_bytes, stream>>>(input, batch, order, output, info, nan_if_singular,
+                                                                 nullptr);
     return LaunchStatus("the inverse kernel", stream);
   }
   const unsigned int blocks = static_cast<unsigned int>(batch < 65535 ? batch : 65535);
-  int device = 0, optin = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaGetDevice(&device), "the inverse kernel's device"));
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-                                     "the inverse kernel's shared memory limit"));
-  const int64_t shared_limit = std::min<int64_t>(optin, kMaxSharedBytes);
+  DeviceFigures figures;
+  OPBRIDGE_RETURN_IF_ERROR(CurrentDeviceFigures(&figures));
+  const int64_t shared_limit = std::min<int64_t>(figures.shared_optin, kMaxSharedBytes);
   if (static_cast<int64_t>(group_bytes) <= shared_limit) {
     // Always the device's whole limit, never this call's size: the attribute is the kernel's on the
     // device, and concurrent calls (sessions run in parallel) must not lower it under each other.
-    OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncSetAttribute(InverseKernel<false>,
-                                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                            static_cast<int>(shared_limit)),
-                                       "the inverse kernel's shared memory"));
-    InverseKernel<false><<<blocks, kThreads, group_bytes, stream>>>(input, batch, order, output, info, nullptr);
+    // Set once per device.
+    static OncePerDevice shared_raised;
+    OPBRIDGE_RETURN_IF_ERROR(shared_raised.Run(figures.device, [&] {
+      return CudaError(cudaFuncSetAttribute(InverseKernel<false, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(shared_limit)),
+                       "the inverse kernel's shared memory");
+    }));
+    InverseKernel<false, false><<<blocks, kThreads, group_bytes, stream>>>(input, batch, order, output, info,
+                                                                           nan_if_singular, nullptr);
     return LaunchStatus("the inverse kernel", stream);
   }
   // Too large for shared memory: a block per matrix in global scratch (a bounded number of blocks,
@@ -181,8 +202,8 @@ Status Inverse(const float* input, int64_t batch, int64_t m, float* output, int3
   const size_t bytes = static_cast<size_t>(global_blocks) * group_bytes;
   ScratchBlock work(scratch, bytes);  // on the stream's scratch: freed after the queued kernel (cuda_glue.h)
   if (work.data() == nullptr) return OutOfScratch(bytes);
-  InverseKernel<false><<<static_cast<unsigned int>(global_blocks), kThreads, 0, stream>>>(
-      input, batch, order, output, info, static_cast<float*>(work.data()));
+  InverseKernel<false, true><<<static_cast<unsigned int>(global_blocks), kThreads, 0, stream>>>(
+      input, batch, order, output, info, nan_if_singular, static_cast<float*>(work.data()));
   return LaunchStatus("the inverse kernel", stream);
 }
 

@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include <atomic>
+
 #include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cuda/cuda_status.h"
@@ -27,6 +29,34 @@ void ClearStaleError();
 // this GPU), naming `kernel`. With OPBRIDGE_CUDA_SYNC=1 in the environment (read once; ./run.sh
 // test-gpu sets it) it also waits for the stream and reports a fault inside the kernel against it.
 Status LaunchStatus(const char* kernel, Stream stream);
+
+// What the launch functions size grids and shared memory by: the current device, its SM count and
+// the shared memory a block may opt in to. The driver is asked once per device (cached for the
+// process: the figures are the hardware's), not on every call.
+struct DeviceFigures {
+  int device = 0;
+  int sms = 0;
+  int shared_optin = 0;
+};
+Status CurrentDeviceFigures(DeviceFigures* figures);
+
+// Runs a per-device set-up (a kernel's shared memory opt-in, cudaFuncSetAttribute) once per device
+// of the process, for devices 0-63 (any other: every call). A set-up that fails is tried again by the
+// next call; two threads may both run it once, which is harmless for a set-up that writes one value.
+class OncePerDevice {
+ public:
+  template <class SetUp>
+  Status Run(int device, const SetUp& set_up) {
+    const uint64_t bit = device >= 0 && device < 64 ? uint64_t{1} << device : 0;
+    if (bit != 0 && (done_.load(std::memory_order_acquire) & bit) != 0) return Status::Ok();
+    OPBRIDGE_RETURN_IF_ERROR(set_up());
+    done_.fetch_or(bit, std::memory_order_release);
+    return Status::Ok();
+  }
+
+ private:
+  std::atomic<uint64_t> done_{0};
+};
 
 // Threads per block of the element-wise kernels. Every output element is computed by one thread
 // from the element's index alone, so results do not depend on this or on the grid size.

@@ -504,10 +504,11 @@ int BitsFor(int64_t values) {  // bits that hold 0 .. values - 1
 
 // Blocks of a persistent grid that covers the device: its SMs times `per_sm`, at most `work`.
 unsigned int PersistentBlocks(int64_t work, int per_sm) {
-  int device = 0, sms = 132;
-  if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
-                                                   cudaSuccess) {
-    sms = 132;
+  DeviceFigures figures;
+  int sms = 132;  // an H100's, where the driver cannot say (the grid's size changes no result)
+  if (CurrentDeviceFigures(&figures).ok()) {
+    sms = figures.sms;
+  } else {
     (void)cudaGetLastError();
   }
   const int64_t blocks = static_cast<int64_t>(sms) * per_sm;

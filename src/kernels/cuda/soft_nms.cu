@@ -184,6 +184,32 @@ __global__ void __launch_bounds__(kSoftNmsThreads)
   if (t == 0) *kept = i;
 }
 
+// The dynamic shared memory the kernel's state may take on the current device (its opt-in limit
+// less the kernel's static shared memory), with the kernel's limit raised to it. Asked of the driver
+// once per device: always the device's whole limit, never a call's size, since the attribute is the
+// kernel's on the device and concurrent calls must not lower it under each other.
+Status SharedStateLimit(int64_t* limit) {
+  constexpr int kCached = 64;
+  static OncePerDevice raised;
+  static int64_t limits[kCached];
+  DeviceFigures figures;
+  OPBRIDGE_RETURN_IF_ERROR(CurrentDeviceFigures(&figures));
+  int64_t found = 0;
+  OPBRIDGE_RETURN_IF_ERROR(raised.Run(figures.device, [&] {
+    cudaFuncAttributes attributes;
+    OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncGetAttributes(&attributes, SoftNmsKernel<true>), "the soft-NMS kernel"));
+    found = static_cast<int64_t>(figures.shared_optin) - static_cast<int64_t>(attributes.sharedSizeBytes);
+    OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncSetAttribute(SoftNmsKernel<true>,
+                                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                            static_cast<int>(found)),
+                                       "the soft-NMS kernel's shared memory"));
+    if (figures.device < kCached) limits[figures.device] = found;
+    return Status::Ok();
+  }));
+  *limit = figures.device >= 0 && figures.device < kCached ? limits[figures.device] : found;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status SoftNms(const SoftNmsParams& params, const float* boxes, const float* scores, int64_t n,
@@ -195,13 +221,8 @@ Status SoftNms(const SoftNmsParams& params, const float* boxes, const float* sco
   if (n > kSoftNmsMaxBoxes) {
     return Status::Error("on the GPU soft-NMS takes at most ", kSoftNmsMaxBoxes, " boxes (32-bit positions), got ", n);
   }
-  int device = 0, optin = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaGetDevice(&device), "the soft-NMS kernel's device"));
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-                                     "the soft-NMS kernel's shared memory limit"));
-  cudaFuncAttributes attributes;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncGetAttributes(&attributes, SoftNmsKernel<true>), "the soft-NMS kernel"));
-  const int64_t shared_limit = static_cast<int64_t>(optin) - static_cast<int64_t>(attributes.sharedSizeBytes);
+  int64_t shared_limit = 0;
+  OPBRIDGE_RETURN_IF_ERROR(SharedStateLimit(&shared_limit));
   const size_t state_bytes = StateBytes(n);
   const bool in_shared = static_cast<int64_t>(state_bytes) <= shared_limit;
 
@@ -216,12 +237,6 @@ Status SoftNms(const SoftNmsParams& params, const float* boxes, const float* sco
   State state = {};
   if (!in_shared) state = CarveState(arena.Take<char>(static_cast<int64_t>(state_bytes)), n);
   if (in_shared) {
-    // Always the device's whole limit, never this call's size: the attribute is the kernel's on the
-    // device, and concurrent calls must not lower it under each other.
-    OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaFuncSetAttribute(SoftNmsKernel<true>,
-                                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                            static_cast<int>(shared_limit)),
-                                       "the soft-NMS kernel's shared memory"));
     SoftNmsKernel<true><<<1, kSoftNmsThreads, state_bytes, stream>>>(params, boxes, scores, static_cast<int32_t>(n),
                                                                      state, all_dets, all_inds, kept);
   } else {

@@ -43,7 +43,12 @@ OPBRIDGE_HD inline PivotCandidate BetterPivot(const PivotCandidate& a, const Piv
 // solved in place down column c of x (m x m, row-major), getrs's order for each element: for k
 // ascending, x[i] -= l[i][k] * x[k] (i > k); then for i descending, x[i] /= u[i][i] and
 // x[r] -= u[r][i] * x[i] (r < i). The CPU kernel runs the same operations a row at a time.
-OPBRIDGE_HD inline void SolveInverseColumn(const float* lu, int stride, const int32_t* perm, int m, int c, float* x) {
+// lu, perm and x never overlap (__restrict__): without it the compiler must assume each store to x
+// may change lu, and every update of a column waits for the previous one's store before loading
+// its factor; with it the independent updates of a step overlap (the same operations in the same
+// order on each element, so the same bits).
+OPBRIDGE_HD inline void SolveInverseColumn(const float* __restrict__ lu, int stride, const int32_t* __restrict__ perm,
+                                           int m, int c, float* __restrict__ x) {
   for (int i = 0; i < m; ++i) x[i * m + c] = perm[i] == c ? 1.0f : 0.0f;
   for (int k = 0; k < m; ++k) {
     const float xk = x[k * m + c];

@@ -21,6 +21,34 @@ struct BilinearTaps {
 };
 constexpr int64_t kTapsOutside = -1;
 
+// The bits of v, up to its highest set one (0 for 0).
+OPBRIDGE_HD inline int BitLength(uint64_t v) {
+  int length = 0;
+  while (length < 64 && (v >> length) != 0) ++length;
+  return length;
+}
+
+// The largest float <= the double nearest size (size >= 0): size itself below 2^24; else, past 2^53,
+// size rounded to double first (to nearest, ties to even, in integers), then cleared below its 24
+// leading bits, which a float holds exactly. For any float y, y > FloatAtMost(size) exactly when
+// double(y) > double(size) (a float above the largest float <= a value is above the value), and a
+// NaN compares false both ways: mmcv's comparison in double, with integer and float operations only
+// (float64 runs at 1/64 of the float rate on sm_86 and sm_89).
+OPBRIDGE_HD inline float FloatAtMost(int64_t size) {
+  if (size < (int64_t{1} << 24)) return static_cast<float>(size);
+  uint64_t v = static_cast<uint64_t>(size);
+  int length = BitLength(v);
+  if (length > 53) {
+    const int shift = length - 53;
+    const uint64_t rest = v & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+    v >>= shift;
+    if (rest > half || (rest == half && (v & 1) != 0)) ++v;
+    v <<= shift;  // at most 2^63: size < 2^63
+    length = BitLength(v);
+  }
+  return static_cast<float>((v >> (length - 24)) << (length - 24));
+}
+
 // mmcv's bilinear_interpolate for the point (y, x) of a height x width plane. A point with
 // y < -1, y > H, x < -1 or x > W (or on an empty plane) is outside; this is tested first, as
 // mmcv does, so a NaN coordinate of a point whose other coordinate is out of range is outside
@@ -28,9 +56,8 @@ constexpr int64_t kTapsOutside = -1;
 // which is undefined): the sample is NaN. Then coordinates <= 0 become 0, and neighbours past
 // the last row or column are clamped to it (edge replicate).
 OPBRIDGE_HD inline BilinearTaps MakeBilinearTaps(float y, float x, int64_t height, int64_t width) {
-  // Compared in double, as mmcv does (an int64 size need not be a float).
-  if (height == 0 || width == 0 || y < -1.0f || static_cast<double>(y) > static_cast<double>(height) ||
-      x < -1.0f || static_cast<double>(x) > static_cast<double>(width)) {
+  // mmcv compares in double (an int64 size need not be a float): FloatAtMost gives the same answers.
+  if (height == 0 || width == 0 || y < -1.0f || y > FloatAtMost(height) || x < -1.0f || x > FloatAtMost(width)) {
     return {kTapsOutside, 0, 0, {0.f, 0.f, 0.f, 0.f}};
   }
   if (y != y || x != x) {
