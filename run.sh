@@ -471,8 +471,11 @@ build_aarch64_wheel() {
     -DCMAKE_TOOLCHAIN_FILE="$AARCH64_TOOLCHAIN" >/dev/null
 }
 
+# Left out under QEMU: the NMS device code on both sides of the mask budget (a billion box pairs of
+# host-and-device code, 8 s natively), which the native run covers.
 test_cpp_aarch64() {
-  qemu-aarch64 -L /usr/aarch64-linux-gnu "$BUILD_AARCH64/opbridge_cpp_tests" --gtest_brief=1
+  qemu-aarch64 -L /usr/aarch64-linux-gnu "$BUILD_AARCH64/opbridge_cpp_tests" --gtest_brief=1 \
+    --gtest_filter="-NmsDeviceCode.BothSidesOfTheMaskBudgetKeepTheCpuKernelsBoxes"
 }
 
 # wheel_and_cases BUILD_DIR PROCESSOR PLATFORM PYTHON_VERSION DIR: the newest wheel in BUILD_DIR/dist

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/shared/deform_conv_taps.h"
+#include "kernels/shared/deform_conv_columns.h"
 #include "references.h"
 #include "task_runners.h"
 
@@ -161,47 +161,35 @@ TEST(DeformConv, RejectsBadShapes) {
   EXPECT_NE(CheckDeformConvShapes(p, s, &out).message().find("offset must have shape"), std::string::npos);
 }
 
-// The CUDA kernel's arithmetic (kernels/cuda/deform_conv.cu) on the host: each (deform group, tap,
-// pixel)'s point placed by shared::MakeDeformTap from the integer origin plus the offset; each column
-// element (K = tap x C/groups + c, pixel) sampled from its four corners (0 off the map, all four for
-// a point off it) by shared::DeformTapValue, times the mask; each output one fmaf chain from 0 over
-// K in order, then + bias (0 without one).
+// The CUDA kernel (kernels/cuda/deform_conv.cu) on the host, with its own functions
+// (kernels/shared/deform_conv_columns.h): the tap kernel's threads over every image of the call,
+// then each output of the one product over all images and conv groups (z = image * groups + group)
+// as chain_gemm.cuh computes it whatever its tile: one fmaf chain of A(z, o, K) * B(z, K, q) from 0
+// over K in order, stored by the epilogue (+ bias).
 std::vector<float> DeviceDcn(const Problem& pr, bool with_mask) {
   const DeformConvParams& p = pr.params;
-  const int64_t taps = pr.kh * pr.kw, pixels = pr.out_h * pr.out_w;
-  const int64_t cg = pr.c / p.groups, cdg = pr.c / p.deform_groups, og = pr.c_out / p.groups;
-  std::vector<float> out(pr.n * pr.c_out * pixels);
-  for (int64_t n = 0; n < pr.n; ++n) {
-    std::vector<shared::DeformTap> tap_of(p.deform_groups * taps * pixels);
-    for (int64_t t = 0; t < static_cast<int64_t>(tap_of.size()); ++t) {
-      const int64_t q = t % pixels, k = (t / pixels) % taps, dg = t / pixels / taps;
-      const int64_t oy = q / pr.out_w, ox = q % pr.out_w, i = k / pr.kw, j = k % pr.kw;
-      const float* dyx = pr.offset.data() + ((n * p.deform_groups + dg) * 2 * taps + 2 * k) * pixels + q;
-      const float y = static_cast<float>(static_cast<int32_t>(oy * p.stride_h + i * p.dilation_h - p.pad_h)) + dyx[0];
-      const float x = static_cast<float>(static_cast<int32_t>(ox * p.stride_w + j * p.dilation_w - p.pad_w)) + dyx[pixels];
-      tap_of[t] = shared::MakeDeformTap(y, x, static_cast<float>(pr.h), static_cast<float>(pr.w));
-    }
-    for (int64_t g = 0; g < p.groups; ++g) {
-      for (int64_t o = 0; o < og; ++o) {
-        for (int64_t q = 0; q < pixels; ++q) {
-          float sum = 0.0f;
-          for (int64_t kk = 0; kk < taps * cg; ++kk) {
-            const int64_t k = kk / cg, c = kk % cg, channel = g * cg + c;
-            const int64_t at = ((channel / cdg) * taps + k) * pixels + q;
-            const shared::DeformTap& t = tap_of[at];
-            const float* plane = pr.input.data() + (n * pr.c + channel) * pr.h * pr.w;
-            auto corner = [&](int64_t yy, int64_t xx) {
-              return t.inside && yy >= 0 && yy < pr.h && xx >= 0 && xx < pr.w ? plane[yy * pr.w + xx] : 0.0f;
-            };
-            float value = shared::DeformTapValue(t.w[0], t.w[1], t.w[2], t.w[3], corner(t.y_low, t.x_low),
-                                                 corner(t.y_low, t.x_low + 1), corner(t.y_low + 1, t.x_low),
-                                                 corner(t.y_low + 1, t.x_low + 1));
-            if (with_mask) value = pr.mask[(n * p.deform_groups * taps * pixels) + at] * value;
-            const float weight = pr.weight[((g * og + o) * cg + c) * taps + k];
-            sum = std::fma(weight, value, sum);
-          }
-          out[(n * pr.c_out + g * og + o) * pixels + q] = sum + pr.bias[g * og + o];
-        }
+  const shared::DeformGeometry g =
+      shared::MakeDeformGeometry(p, pr.c, pr.h, pr.w, pr.c_out, pr.out_h, pr.out_w, pr.kh, pr.kw);
+  const int64_t all_taps = pr.n * g.tap_count;
+  std::vector<int32_t> y_low(all_taps), x_low(all_taps);
+  std::vector<float> weights[4];
+  shared::DeformTapArrays taps{y_low.data(), x_low.data(), {}};
+  for (int e = 0; e < 4; ++e) {
+    weights[e].resize(all_taps);
+    taps.w[e] = weights[e].data();
+  }
+  for (int64_t at = 0; at < all_taps; ++at) shared::WriteDeformTap(pr.offset.data(), p, g, at, taps);
+  std::vector<float> out(pr.n * pr.c_out * g.pixels, -1.0f);
+  const shared::DeformWeights a{pr.weight.data(), g};
+  const shared::DeformSampledColumns b{pr.input.data(), taps, g, with_mask ? pr.mask.data() : nullptr};
+  const shared::DeformPlusBias store{out.data(), pr.bias.data(), g};
+  const int depth = static_cast<int>(g.c_per_group * g.taps);
+  for (int z = 0; z < pr.n * p.groups; ++z) {
+    for (int o = 0; o < g.out_per_group; ++o) {
+      for (int q = 0; q < g.pixels; ++q) {
+        float sum = 0.0f;
+        for (int k = 0; k < depth; ++k) sum = std::fma(a(z, o, k), b(z, k, q), sum);
+        store(z, o, q, sum);
       }
     }
   }

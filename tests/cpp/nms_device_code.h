@@ -2,7 +2,7 @@
 // functions (kernels/shared/nms_tiles.h, nms_layouts.h) in the kernels' order, each kernel's threads
 // one after another, CUB's stable radix and segmented sorts as stable sorts by key and its scans as
 // loops. The tests compare what they give with the CPU kernels. `budget_words` is the plan's mask
-// budget (the kernels use shared::kNmsMaskBudgetWords): 0 sends every problem to the tile path, a
+// budget (the kernels use shared::kNmsMaskBudgetWords): 0 sends every problem to the band path, a
 // small one splits a call between the two paths.
 #pragma once
 
@@ -103,25 +103,61 @@ void SuppressOnHost(HostSuppression* a, const Source& source, const Rule& rule, 
         kept_total += shared::PopCount(kept);
       }
     } else {
-      std::vector<Box> kept_list(std::max<int64_t>(room, 1));  // TileKernel
-      for (int64_t first = 0; first < p.count && kept_total < room; first += kNmsTile) {
-        const int in_tile = static_cast<int>(std::min<int64_t>(kNmsTile, p.count - first));
-        const Box* tile = boxes.data() + p.begin + first;
-        uint64_t removed = 0, diag[kNmsTile];
-        for (int t = 0; t < in_tile; ++t) {
-          const bool suppressed = shared::SuppressedByKept(kept_list.data(), kept_total, tile[t], rule);
-          if (suppressed) removed |= uint64_t{1} << t;
-          diag[t] = suppressed ? 0 : shared::NmsMaskWord(tile[t], first + t, tile, first / kNmsTile, p.count, rule);
-        }
-        const uint64_t kept = shared::ResolveTileBits(removed, diag, in_tile, room - kept_total);
-        for (int t = 0; t < in_tile; ++t) {
-          if ((kept >> t) & 1) {
-            const int64_t at = kept_total + shared::KeptRank(kept, t);
-            kept_list[at] = tile[t];
-            a->kept_positions[p.kept_begin + at] = a->sorted_positions[p.begin + first + t];
+      // The band path (SuppressInBands), kNmsBandRows candidates at a time.
+      using shared::kNmsBandRows;
+      using shared::kNmsBandWords;
+      std::vector<Box> kept_boxes(std::max<int64_t>(room, 1));
+      std::vector<uint64_t> band_mask(kNmsBandRows * kNmsBandWords);
+      for (int64_t band = 0; band * kNmsBandRows < p.count && kept_total < room; ++band) {
+        const int64_t band_first = band * kNmsBandRows, in_band = std::min(kNmsBandRows, p.count - band_first);
+        const Box* band_boxes = boxes.data() + p.begin + band_first;
+        std::vector<uint64_t> removed(kNmsBandWords, 0);
+        // BandKeptKernel: each (candidate tile, kept tile) block, each thread its candidate.
+        for (int64_t candidate_tile = 0; candidate_tile < kNmsBandWords; ++candidate_tile) {
+          for (int64_t k_tile = 0; k_tile * kNmsTile < kept_total; ++k_tile) {
+            const int in_kept = static_cast<int>(std::min<int64_t>(kNmsTile, kept_total - k_tile * kNmsTile));
+            for (int t = 0; t < kNmsTile; ++t) {
+              const int64_t c = candidate_tile * kNmsTile + t;
+              if (c < in_band &&
+                  shared::SuppressedByKept(kept_boxes.data() + k_tile * kNmsTile, in_kept, band_boxes[c], rule)) {
+                removed[candidate_tile] |= uint64_t{1} << t;
+              }
+            }
           }
         }
-        kept_total += shared::PopCount(kept);
+        // BandMaskKernel: the band's pairs; a removed row gets 0.
+        const int64_t band_words = (in_band + kNmsTile - 1) / kNmsTile;
+        for (int64_t row_tile = 0; row_tile < band_words; ++row_tile) {
+          for (int64_t column = row_tile; column < band_words; ++column) {
+            const Box* columns = band_boxes + column * kNmsTile;
+            for (int64_t i = row_tile * kNmsTile; i < std::min(in_band, (row_tile + 1) * kNmsTile); ++i) {
+              const bool gone = (removed[row_tile] >> (i % kNmsTile)) & 1;
+              band_mask[i * kNmsBandWords + column] =
+                  gone ? 0 : shared::NmsMaskWord(band_boxes[i], i, columns, column, in_band, rule);
+            }
+          }
+        }
+        // BandResolveKernel: ResolveRows over the band from the removed words and the kept so far.
+        for (int64_t tile = 0; tile < band_words && kept_total < room; ++tile) {
+          const int64_t first = tile * kNmsTile;
+          const int in_tile = static_cast<int>(std::min<int64_t>(kNmsTile, in_band - first));
+          uint64_t diag[kNmsTile];
+          for (int t = 0; t < in_tile; ++t) diag[t] = band_mask[(first + t) * kNmsBandWords + tile];
+          const uint64_t kept = shared::ResolveTileBits(removed[tile], diag, in_tile, room - kept_total);
+          for (int t = 0; t < kNmsTile; ++t) {
+            if ((kept >> t) & 1) {
+              const int64_t at = kept_total + shared::KeptRank(kept, t);
+              a->kept_positions[p.kept_begin + at] = a->sorted_positions[p.begin + band_first + first + t];
+              kept_boxes[at] = band_boxes[first + t];
+            }
+          }
+          if (kept != 0) {
+            for (int64_t w = tile + 1; w < band_words; ++w) {
+              removed[w] |= shared::KeptRowsWord(band_mask.data(), kNmsBandWords, tile, kept, w);
+            }
+          }
+          kept_total += shared::PopCount(kept);
+        }
       }
     }
     a->kept_counts[index] = kept_total;

@@ -319,7 +319,7 @@ TEST(NmsMatchParams, RejectBadValuesAndShapes) {
 
 // The CUDA kernels' steps (kernels/cuda/nms.cu's NmsMatch) run on the host: every box of each problem
 // through the tile pipeline with mmdeploy's rule, then the first kept suppressor of each box and the
-// rows, on the mask path, the tile path and a mix: the CPU kernel's rows, with NaN scores first and
+// rows, on the mask path, the band path and a mix: the CPU kernel's rows, with NaN scores first and
 // scores below the report threshold, thresholds 0 (every pair matches) to 1, degenerate boxes.
 TEST(NmsMatchDeviceCode, WritesTheCpuKernelsRows) {
   std::mt19937 rng(41);

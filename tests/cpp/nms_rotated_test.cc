@@ -332,7 +332,7 @@ constexpr int64_t kRotatedBudgets[] = {shared::kNmsMaskBudgetWords, 0, 500};  //
 
 // The CUDA kernels' pipeline run on the host (tests/cpp/nms_device_code.h) with the rotated rules:
 // mmcv's nms_rotated, with and without categories, either clockwise flag, thresholds 0 (every pair
-// tested) to 1, on the mask path, the tile path and a mix: the CPU kernel's kept boxes in its order.
+// tested) to 1, on the mask path, the band path and a mix: the CPU kernel's kept boxes in its order.
 TEST(NmsRotatedDeviceCode, KeepsTheCpuKernelsBoxesInTheirOrder) {
   std::mt19937 rng(31);
   for (int64_t n : {0, 1, 9, 150, 700}) {

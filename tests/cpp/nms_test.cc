@@ -274,8 +274,8 @@ TEST(NmsParams, RejectBadValuesAndShapes) {
 // ---- The CUDA kernels' code, run on the host ------------------------------------------------------
 // The CUDA kernels sort with stable radix (and segmented) sorts of DescendingScoreKey, split the
 // candidates into problems (a category, an image and class), and suppress each with the mask of its
-// tile pairs, or tile by tile against its kept boxes where the mask does not fit
-// (kernels/shared/nms_tiles.h); nms_device_code.h runs those steps on the host, with the plan's
+// tile pairs, or band by band (against the earlier bands' kept boxes, then with the band's own mask)
+// where the mask does not fit (kernels/shared/nms_tiles.h); nms_device_code.h runs those steps on the host, with the plan's
 // budget that puts every problem on the mask path, none, or some. They must keep exactly the CPU
 // kernels' boxes, in the CPU kernels' order: sparse scenes (hundreds kept, so that kept boxes of
 // earlier tiles suppress), dense ones, tied and quantized scores, NaN, infinite and signed-zero
@@ -331,6 +331,66 @@ TEST(NmsDeviceCode, KeepsTheCpuKernelsBoxesInTheirOrder) {
       }
     }
   }
+}
+
+// Scenes of several bands (kNmsBandRows candidates each) on the band path: the kept boxes of
+// earlier bands suppress later candidates (sparse: thousands kept) or nearly all (dense), a cap that
+// stops inside a band, categories of more than a band each.
+TEST(NmsDeviceCode, TheBandPathKeepsTheCpuKernelsBoxesAcrossBands) {
+  std::mt19937 rng(13);
+  const int64_t n = 2 * shared::kNmsBandRows + 900;
+  for (float spread : {20000.0f, 400.0f}) {
+    std::vector<float> boxes, scores;
+    AwkwardScene(&rng, n, spread, &boxes, &scores);
+    std::vector<int64_t> categories(n);
+    for (int64_t k = 0; k < n; ++k) categories[k] = k % 5 == 0 ? 7 : 3;  // 1,820 and 7,272 candidates
+    for (float threshold : {0.0f, 0.5f}) {
+      for (const std::vector<int64_t>* cats : {static_cast<const std::vector<int64_t>*>(nullptr),
+                                               static_cast<const std::vector<int64_t>*>(&categories)}) {
+        const NmsResult cpu = RunNms(boxes, scores, threshold, cats, 0);
+        ASSERT_TRUE(cpu.status.ok());
+        NmsParams p;
+        ASSERT_TRUE(MakeNmsParams(threshold, 0, &p).ok());
+        ASSERT_EQ(testing::NmsOnHost(p, boxes, scores, cats ? cats->data() : nullptr, 0), cpu.keep)
+            << "spread " << spread << ", threshold " << threshold << (cats ? ", categories" : "");
+        if (spread > 1000.0f && threshold > 0.0f && cats == nullptr) {
+          EXPECT_GT(cpu.keep.size(), static_cast<size_t>(shared::kNmsBandRows));  // later bands meet many kept
+        }
+      }
+    }
+  }
+}
+
+// Both sides of the mask budget: 46,336 candidates alone in a call are the largest whose mask fits
+// kNmsMaskBudgetWords (46,336 rows of 724 words), 46,337 the smallest that takes the band path
+// (12 bands); then a category that large beside a small one (BatchedNms), which the plan puts on
+// the band path after the small category's mask.
+TEST(NmsDeviceCode, BothSidesOfTheMaskBudgetKeepTheCpuKernelsBoxes) {
+  constexpr int64_t kLargestMasked = 46336;
+  EXPECT_LE(shared::NmsMaskSize(kLargestMasked), shared::kNmsMaskBudgetWords);
+  EXPECT_GT(shared::NmsMaskSize(kLargestMasked + 1), shared::kNmsMaskBudgetWords);
+  std::mt19937 rng(14);
+  std::vector<float> boxes, scores;
+  AwkwardScene(&rng, kLargestMasked + 301, 30000.0f, &boxes, &scores);
+  NmsParams p;
+  ASSERT_TRUE(MakeNmsParams(0.5f, 0, &p).ok());
+  for (int64_t n : {kLargestMasked, kLargestMasked + 1}) {
+    const std::vector<float> some_boxes(boxes.begin(), boxes.begin() + 4 * n), some_scores(scores.begin(),
+                                                                                           scores.begin() + n);
+    std::vector<shared::NmsProblem> plan(1);
+    plan[0].count = n;
+    int64_t words = 0, pairs = 0;
+    shared::PlanNmsProblems(plan.data(), 1, shared::kNmsMaskBudgetWords, &words, &pairs);
+    EXPECT_EQ(plan[0].uses_mask, n == kLargestMasked ? 1 : 0) << n;
+    const NmsResult cpu = RunNms(some_boxes, some_scores, 0.5f, nullptr, 0);
+    ASSERT_TRUE(cpu.status.ok());
+    ASSERT_EQ(testing::NmsOnHost(p, some_boxes, some_scores, nullptr), cpu.keep) << n << " candidates";
+  }
+  std::vector<int64_t> categories(boxes.size() / 4, 1);  // 46,337 in category 1
+  for (int64_t k = 0; k < 300; ++k) categories[k * 100] = 0;  // and 300 in category 0, sorted first
+  const NmsResult cpu = RunNms(boxes, scores, 0.5f, &categories, 0);
+  ASSERT_TRUE(cpu.status.ok());
+  ASSERT_EQ(testing::NmsOnHost(p, boxes, scores, categories.data()), cpu.keep) << "categories";
 }
 
 TEST(MulticlassNmsDeviceCode, KeepsTheCpuKernelsRows) {

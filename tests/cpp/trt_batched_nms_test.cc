@@ -237,7 +237,7 @@ TEST(TrtBatchedNms, ShapeRules) {
 }
 
 // ---- The CUDA kernel's code, run on the host ------------------------------------------------------
-// The CUDA kernel's steps (nms_device_code.h: candidates, segmented sorts, mask or tile paths, the
+// The CUDA kernel's steps (nms_device_code.h: candidates, segmented sorts, mask or band paths, the
 // merge; with every problem on the mask path, none, and some) must write the
 // CPU kernel's outputs element for element: shared and per-class boxes, topk cuts, keep_topk cuts
 // of the merge, the background class, clipping, NaN scores and ties.

@@ -33,7 +33,7 @@ def test_cuda_twins_equal_the_manifest_and_their_cpu_ops():
 
 # The calls through which a CUDA launch function or glue waits for the GPU (kernels/cuda/cuda_status.h:
 # a count through page-locked memory; LaunchStatus waits only under OPBRIDGE_CUDA_SYNC=1).
-WAITING_CALLS = ("CopyCountToHost", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize")
+WAITING_CALLS = ("CopyCountToHost", "CopyCountsToHost", "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize")
 
 
 def test_the_manifest_says_which_cuda_ops_wait_for_the_gpu():

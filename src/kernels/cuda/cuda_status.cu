@@ -50,7 +50,7 @@ class PinnedSlot {
     if (!Free().empty()) {
       slot_ = Free().back();
       Free().pop_back();
-    } else if (cudaMallocHost(&slot_, sizeof(int64_t)) != cudaSuccess) {
+    } else if (cudaMallocHost(&slot_, sizeof(int64_t) * kMaxCountsToHost) != cudaSuccess) {
       slot_ = nullptr;
       (void)cudaGetLastError();
     }
@@ -62,7 +62,7 @@ class PinnedSlot {
   }
   PinnedSlot(const PinnedSlot&) = delete;
   PinnedSlot& operator=(const PinnedSlot&) = delete;
-  int64_t* get() { return slot_ != nullptr ? static_cast<int64_t*>(slot_) : &pageable_; }
+  int64_t* get() { return slot_ != nullptr ? static_cast<int64_t*>(slot_) : pageable_; }
 
  private:
   static std::mutex& Mutex() {
@@ -74,18 +74,26 @@ class PinnedSlot {
     return *free;
   }
   void* slot_ = nullptr;
-  int64_t pageable_ = 0;
+  int64_t pageable_[kMaxCountsToHost] = {};
 };
 
 }  // namespace
 
-Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* what, Stream stream) {
+Status CopyCountsToHost(const int64_t* device_counts, int64_t* counts, int number, const char* what, Stream stream) {
+  if (number < 1 || number > kMaxCountsToHost) {
+    return Status::Error(what, ": ", number, " counts asked for, at most ", kMaxCountsToHost, " at once");
+  }
   PinnedSlot slot;
-  OPBRIDGE_RETURN_IF_ERROR(
-      CudaError(cudaMemcpyAsync(slot.get(), device_count, sizeof(int64_t), cudaMemcpyDeviceToHost, stream), what));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemcpyAsync(slot.get(), device_counts, sizeof(int64_t) * number,
+                                                     cudaMemcpyDeviceToHost, stream),
+                                     what));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaStreamSynchronize(stream), what));
-  *count = *slot.get();
+  for (int i = 0; i < number; ++i) counts[i] = slot.get()[i];
   return Status::Ok();
+}
+
+Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* what, Stream stream) {
+  return CopyCountsToHost(device_count, count, 1, what, stream);
 }
 
 Status CurrentDeviceFigures(DeviceFigures* figures) {

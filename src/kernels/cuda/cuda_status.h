@@ -33,6 +33,9 @@ Status SetDevice(int device);
 // `stream` has computed it, through a page-locked slot (a DMA ordered by the stream, the slots
 // reused by later calls), and waits for it: one copy, one synchronization.
 Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* what, Stream stream);
+// The same for `number` consecutive counts (at most kMaxCountsToHost), in one copy.
+constexpr int kMaxCountsToHost = 4;
+Status CopyCountsToHost(const int64_t* device_counts, int64_t* counts, int number, const char* what, Stream stream);
 
 // The CUDA version this library's (static) runtime was built as, e.g. 13000 for 13.0.
 int RuntimeCudaVersion();

@@ -9,24 +9,36 @@
 //          score threshold compacted in place (a scan of flags), then one segmented sort of only
 //          them (about 30,000 of nms.batched's 1.6 M entries);
 //      and their boxes gathered in that order;
-//   2. the plan (one block): per problem its mask's place, or the tile path if the mask does not fit;
+//   2. the plan (one block): per problem its mask's place, or the band path if the mask does not fit;
 //   3. the suppression mask of every (row tile, column tile) pair of every problem in one grid-wide
 //      launch (kernels/shared/nms_tiles.h);
-//   4. per problem one block resolving the mask a tile at a time (or, on the tile path, testing
-//      each tile against the kept boxes), stopping at the problem's cap;
+//   4. per problem one block resolving the mask a tile at a time, stopping at the problem's cap;
+//      then the band-path problems 4,096 candidates at a time: the band against the earlier bands'
+//      kept boxes (a candidate tile against a kept tile per block, grid-wide), the band's own mask
+//      (grid-wide), and its resolution (a block per problem);
 //   5. the op's outputs from the kept lists (NMSMatch: first the first kept suppressor of each box).
 // Scratch comes from the caller's device allocator (tied to ORT's stream), CUB's temporary storage
 // included. Synchronizations: the count copy of the variable-size outputs, and, only where the mask's
-// bound for the call exceeds its budget (shared::kNmsMaskBudgetWords), a copy of the plan's exact mask
-// size before the mask is allocated.
+// bound for the call exceeds its budget (shared::kNmsMaskBudgetWords), a copy of the plan (the exact
+// mask size, and how many problems take the band path and their most candidates) before the mask is
+// allocated.
 //
-// Expected time on an H100:
+// Expected time on an H100 (estimates, not yet measured):
 //   nms.single (20,000 boxes, one class): the sort (20,000 keys, a few us), the mask's 313 x 313
 //   word pairs (200 M box pairs, most without overlap, so without a division: about 50-80 us; 50 MB
 //   written, 17 us), then one block resolving 313 tiles, each a load of the tile's diagonal words
-//   (prefetched), a serial pass over its kept candidates and the OR of their later words (a load
-//   latency): about 1,000-1,500 cycles a tile, 0.2-0.3 ms; in all about 0.3-0.4 ms against ORT's
-//   3.63 ms and torchvision's 3.75 ms (gpu.md).
+//   (prefetched), thread 0's greedy pass over its some 10 kept candidates (some 400 cycles of shared
+//   loads) and the OR of their later words, eight rows' loads in flight at once (shared::
+//   KeptRowsWord: 2 latencies, some 800 cycles), 4 barriers: some 1,400 cycles a tile, 0.25 ms; in
+//   all about 0.3-0.35 ms against ORT's 3.63 ms and torchvision's 3.75 ms (gpu.md). Before
+//   (e6826c2) the OR waited for each kept row's load in turn (3,005 dependent loads on nms.single's
+//   data) and the mask kernel reloaded the row box for every test: 0.9-1.6 ms.
+//   Past the mask budget (46,337 candidates or more alone in a call): Nms of 50,000 boxes of that
+//   kind, 13 bands: the bands against the earlier kept boxes (some 200 M tests over the whole GPU,
+//   0.13 ms), their masks (110 M tests, 0.07 ms), 782 tiles resolved as above (0.55 ms) and 52
+//   launches: about 0.9-1.0 ms, where the mask path at 46,336 takes about 0.8 ms, so the time grows
+//   smoothly through the budget. Before, one block of 64 threads tested every candidate against the
+//   whole kept list from global memory: 30-50 ms.
 //   nms.batched (80 classes x 20,000 boxes, score > 0.05, 100 per class): the flags' scan over 1.6 M
 //   entries (about 10 us), the segmented sort of ~30,000 candidates, 80 problems of ~400 candidates
 //   resolved in parallel (7 tiles each), one synchronization for the mask size and one for the row
@@ -54,7 +66,7 @@ using shared::NmsBox;
 using shared::NmsProblem;
 
 constexpr int kResolveThreads = 256;
-constexpr int kPlanThreads = 1024;
+constexpr int kPlanThreads = 512;  // 128 registers a thread: at 1,024 (64) the plan's int64 scans spilled 332 bytes
 
 // ---- step 1: candidates ------------------------------------------------------------------------
 
@@ -159,16 +171,20 @@ __global__ void SortedBoxesKernel(Source source, const NmsProblem* problems, con
 
 // shared::PlanNmsProblems with block-wide scans, kPlanThreads problems at a time. totals: the call's
 // mask words and (row tile, column tile) pairs.
+// totals: the call's mask words and (row tile, column tile) pairs, then its band-path problems and the
+// most candidates one of them has; band_problems: those problems, in any order (each is suppressed
+// on its own).
 __global__ void __launch_bounds__(kPlanThreads)
-    PlanKernel(NmsProblem* problems, const int64_t* problem_count, int64_t budget_words, int64_t* totals) {
+    PlanKernel(NmsProblem* problems, const int64_t* problem_count, int64_t budget_words, int64_t* totals,
+               int32_t* band_problems) {
   using Scan = cub::BlockScan<int64_t, kPlanThreads>;
   __shared__ typename Scan::TempStorage temp;
   __shared__ int64_t carry_end, carry_pairs;
-  __shared__ unsigned long long words_used;
+  __shared__ unsigned long long words_used, band_count, band_rows;
   const int64_t count = *problem_count;
   if (threadIdx.x == 0) {
     carry_end = carry_pairs = 0;
-    words_used = 0;
+    words_used = band_count = band_rows = 0;
   }
   __syncthreads();
   for (int64_t base = 0; base < count; base += kPlanThreads) {
@@ -191,6 +207,10 @@ __global__ void __launch_bounds__(kPlanThreads)
       problem.pair_begin = carry_pairs + pair_begin;
     }
     if (uses) atomicMax(&words_used, static_cast<unsigned long long>(end));
+    if (in && !uses) {
+      band_problems[atomicAdd(&band_count, 1ull)] = static_cast<int32_t>(p);
+      atomicMax(&band_rows, static_cast<unsigned long long>(rows));
+    }
     __syncthreads();
     if (threadIdx.x == 0) {
       carry_end += chunk_size;
@@ -201,6 +221,8 @@ __global__ void __launch_bounds__(kPlanThreads)
   if (threadIdx.x == 0) {
     totals[0] = static_cast<int64_t>(words_used);
     totals[1] = carry_pairs;
+    totals[2] = static_cast<int64_t>(band_count);
+    totals[3] = static_cast<int64_t>(band_rows);
   }
 }
 
@@ -239,8 +261,8 @@ __global__ void __launch_bounds__(kNmsTile)
     if (j < p.count) columns[t] = boxes[p.begin + j];
     __syncthreads();
     if (i < p.count) {
-      mask[p.mask_begin + i * p.words + column] =
-          shared::NmsMaskWord(boxes[p.begin + i], i, columns, column, p.count, rule);
+      const Box row = boxes[p.begin + i];  // in registers for the 64 tests, not reloaded for each
+      mask[p.mask_begin + i * p.words + column] = shared::NmsMaskWord(row, i, columns, column, p.count, rule);
     }
     __syncthreads();  // the columns are read before the next pair's overwrite them
   }
@@ -248,10 +270,51 @@ __global__ void __launch_bounds__(kNmsTile)
 
 // ---- step 4: resolving -----------------------------------------------------------------------------
 
-// One block per problem on the mask path: tile by tile, the tile's diagonal words (loaded one tile
-// ahead), thread 0's greedy pass over them (shared::ResolveTileBits), the kept candidates' positions
-// written by their threads, and each later word of `removed` ORed with the kept rows' words by one
-// thread (shared::KeptRowsWord).
+// The greedy pass of one block over `count` candidates whose mask rows are `rows` (`stride` words
+// apart; row i's word c: the candidates of tile c it suppresses), tile by tile: the tile's diagonal
+// words (loaded one tile ahead), thread 0's greedy pass over them (shared::ResolveTileBits), the kept
+// candidates' positions (and, for the band path, boxes) written by their threads after the kept ones
+// so far, and each later word of `removed` (shared memory, the caller's start: the candidates already
+// removed) ORed with the kept rows' words by one thread (shared::KeptRowsWord). Returns the kept
+// total, starting from `kept_before`, at most `room`.
+template <class Box>
+__device__ int64_t ResolveRows(const uint64_t* rows, int64_t stride, int64_t count, int64_t kept_before, int64_t room,
+                               const int32_t* positions, const Box* boxes, int32_t* kept_positions, Box* kept_boxes,
+                               uint64_t* removed, uint64_t (*diag)[kNmsTile], uint64_t* tile_kept,
+                               int64_t* kept_total) {
+  const int t = static_cast<int>(threadIdx.x);
+  const int64_t words = (count + kNmsTile - 1) / kNmsTile;
+  if (t < kNmsTile && t < count) diag[0][t] = rows[t * stride];
+  if (t == 0) *kept_total = kept_before;
+  __syncthreads();
+  for (int64_t tile = 0; tile < words && *kept_total < room; ++tile) {
+    const int64_t first = tile * kNmsTile;
+    const int in_tile = static_cast<int>(count - first < kNmsTile ? count - first : kNmsTile);
+    if (t == 0) *tile_kept = shared::ResolveTileBits(removed[tile], diag[tile & 1], in_tile, room - *kept_total);
+    __syncthreads();
+    const uint64_t kept = *tile_kept;
+    const int64_t base = *kept_total;
+    // The next tile's diagonal words, loaded while this tile's rows are ORed.
+    const int64_t next = first + kNmsTile + t;
+    if (t < kNmsTile && next < count) diag[(tile + 1) & 1][t] = rows[next * stride + tile + 1];
+    if (t < kNmsTile && ((kept >> t) & 1)) {
+      const int64_t at = base + shared::KeptRank(kept, t);
+      kept_positions[at] = positions[first + t];
+      if (kept_boxes != nullptr) kept_boxes[at] = boxes[first + t];
+    }
+    if (kept != 0) {
+      for (int64_t w = tile + 1 + t; w < words; w += kResolveThreads) {
+        removed[w] |= shared::KeptRowsWord(rows, stride, tile, kept, w);
+      }
+    }
+    __syncthreads();
+    if (t == 0) *kept_total = base + shared::PopCount(kept);
+    __syncthreads();
+  }
+  return *kept_total;
+}
+
+// One block per problem on the mask path.
 __global__ void __launch_bounds__(kResolveThreads)
     ResolveKernel(const NmsProblem* problems, const int64_t* problem_count, const uint64_t* mask,
                   const int32_t* sorted_positions, int32_t* kept_positions, int64_t* kept_counts) {
@@ -264,88 +327,120 @@ __global__ void __launch_bounds__(kResolveThreads)
   for (int64_t index = blockIdx.x; index < count; index += gridDim.x) {
     const NmsProblem p = problems[index];
     if (!p.uses_mask) continue;  // the same for the whole block
-    const int64_t room = shared::KeptRoom(p);
-    const uint64_t* rows = mask + p.mask_begin;
     for (int64_t w = t; w < p.words; w += kResolveThreads) removed[w] = 0;
-    if (t < kNmsTile && t < p.count) diag[0][t] = rows[t * p.words];
-    if (t == 0) kept_total = 0;
-    __syncthreads();
-    for (int64_t tile = 0; tile < p.words && kept_total < room; ++tile) {
-      const int64_t first = tile * kNmsTile;
-      const int in_tile = static_cast<int>(p.count - first < kNmsTile ? p.count - first : kNmsTile);
-      if (t == 0) tile_kept = shared::ResolveTileBits(removed[tile], diag[tile & 1], in_tile, room - kept_total);
-      __syncthreads();
-      const uint64_t kept = tile_kept;
-      const int64_t base = kept_total;
-      // The next tile's diagonal words, loaded while this tile's rows are ORed.
-      const int64_t next = first + kNmsTile + t;
-      if (t < kNmsTile && next < p.count) diag[(tile + 1) & 1][t] = rows[next * p.words + tile + 1];
-      if (t < kNmsTile && ((kept >> t) & 1)) {
-        kept_positions[p.kept_begin + base + shared::KeptRank(kept, t)] = sorted_positions[p.begin + first + t];
-      }
-      if (kept != 0) {
-        for (int64_t w = tile + 1 + t; w < p.words; w += kResolveThreads) {
-          removed[w] |= shared::KeptRowsWord(rows, p.words, tile, kept, w);
-        }
-      }
-      __syncthreads();
-      if (t == 0) kept_total = base + shared::PopCount(kept);
-      __syncthreads();
-    }
-    if (t == 0) kept_counts[index] = kept_total;
+    const int64_t kept = ResolveRows<NmsBox>(mask + p.mask_begin, p.words, p.count, 0, shared::KeptRoom(p),
+                                             sorted_positions + p.begin, nullptr, kept_positions + p.kept_begin,
+                                             nullptr, removed, diag, &tile_kept, &kept_total);
+    if (t == 0) kept_counts[index] = kept;
     __syncthreads();
   }
 }
 
-// One block per problem on the tile path (no mask): tile by tile, each candidate tested against the
-// problem's kept boxes (kept_boxes, in its kept slots) and the tile's own pairs, then resolved as on
-// the mask path.
+// ---- step 4, band path: the problems off the mask, kNmsBandRows candidates at a time ---------------
+// A pass takes `count` band-path problems, band_problems[first ..]; its q-th has kNmsBandWords
+// removed words at band_removed + q * kNmsBandWords and a band mask of kNmsBandRows rows of
+// kNmsBandWords words at band_mask + q * kNmsBandRows * kNmsBandWords. Each kernel skips a problem
+// that has kept its room or has no candidates in the band (the same for a whole block).
+
+struct BandPass {
+  const int32_t* band_problems;  // the pass's first
+  int64_t count;
+  int64_t band;  // candidates [band * kNmsBandRows, + kNmsBandRows) of each problem
+  uint64_t* removed;
+  uint64_t* mask;
+};
+
+// The candidates of the band that a kept box of an earlier band suppresses: a block of kNmsTile
+// threads per (problem, candidate tile, kept tile), the kept tile's boxes in shared memory, each
+// thread testing its candidate against them; a hit sets its bit of the tile's removed word.
 template <class Box, class Rule>
 __global__ void __launch_bounds__(kNmsTile)
-    TileKernel(const NmsProblem* problems, const int64_t* problem_count, const Box* boxes,
-               const int32_t* sorted_positions, Rule rule, Box* kept_boxes, int32_t* kept_positions,
-               int64_t* kept_counts) {
-  __shared__ Box tile_boxes[kNmsTile];
-  __shared__ uint64_t diag[kNmsTile];
-  __shared__ unsigned long long removed;
+    BandKeptKernel(const NmsProblem* problems, const Box* boxes, const Box* kept_boxes, const int64_t* kept_counts,
+                   Rule rule, BandPass pass, int64_t kept_tiles) {
+  __shared__ Box kept_tile[kNmsTile];
+  const int t = static_cast<int>(threadIdx.x);
+  const int64_t items = pass.count * shared::kNmsBandWords * kept_tiles;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t q = item / (shared::kNmsBandWords * kept_tiles), rest = item % (shared::kNmsBandWords * kept_tiles);
+    const int64_t candidate_tile = rest / kept_tiles, k_tile = rest % kept_tiles;
+    const int32_t index = pass.band_problems[q];
+    const NmsProblem p = problems[index];
+    const int64_t kept = kept_counts[index], first = pass.band * shared::kNmsBandRows + candidate_tile * kNmsTile;
+    if (kept >= shared::KeptRoom(p) || first >= p.count || k_tile * kNmsTile >= kept) continue;
+    const int in_kept = static_cast<int>(kept - k_tile * kNmsTile < kNmsTile ? kept - k_tile * kNmsTile : kNmsTile);
+    if (t < in_kept) kept_tile[t] = kept_boxes[p.kept_begin + k_tile * kNmsTile + t];
+    __syncthreads();
+    if (first + t < p.count) {
+      const Box box = boxes[p.begin + first + t];
+      if (shared::SuppressedByKept(kept_tile, in_kept, box, rule)) {
+        atomicOr(reinterpret_cast<unsigned long long*>(&pass.removed[q * shared::kNmsBandWords + candidate_tile]),
+                 1ull << t);
+      }
+    }
+    __syncthreads();  // the kept tile is read before the next item's overwrite it
+  }
+}
+
+// The band's own mask, as MaskKernel's: a block per (problem, row tile, column tile) pair; a row
+// already removed gets 0 (it is never read).
+template <class Box, class Rule>
+__global__ void __launch_bounds__(kNmsTile)
+    BandMaskKernel(const NmsProblem* problems, const Box* boxes, const int64_t* kept_counts, Rule rule, BandPass pass) {
+  __shared__ Box columns[kNmsTile];
+  const int t = static_cast<int>(threadIdx.x);
+  constexpr int64_t kPairs = shared::kNmsBandWords * shared::kNmsBandWords;
+  const int64_t items = pass.count * kPairs;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int64_t q = item / kPairs, row_tile = (item % kPairs) / shared::kNmsBandWords;
+    const int64_t column = item % shared::kNmsBandWords;
+    const int32_t index = pass.band_problems[q];
+    const NmsProblem p = problems[index];
+    const int64_t band_first = pass.band * shared::kNmsBandRows;
+    const int64_t in_band = p.count - band_first < shared::kNmsBandRows ? p.count - band_first : shared::kNmsBandRows;
+    const bool done = pass.band > 0 && kept_counts[index] >= shared::KeptRoom(p);
+    if (done || column < row_tile || column * kNmsTile >= in_band) continue;
+    const Box* band = boxes + p.begin + band_first;
+    const int64_t j = column * kNmsTile + t, i = row_tile * kNmsTile + t;
+    if (j < in_band) columns[t] = band[j];
+    __syncthreads();
+    if (i < in_band) {
+      const bool removed = (pass.removed[q * shared::kNmsBandWords + row_tile] >> t) & 1;
+      const Box row = band[i];
+      pass.mask[(q * shared::kNmsBandRows + i) * shared::kNmsBandWords + column] =
+          removed ? 0 : shared::NmsMaskWord(row, i, columns, column, in_band, rule);
+    }
+    __syncthreads();
+  }
+}
+
+// The band resolved by a block per problem (ResolveRows from the removed words and the kept count of
+// the earlier bands), its kept boxes appended to the problem's kept boxes for the later bands.
+template <class Box>
+__global__ void __launch_bounds__(kResolveThreads)
+    BandResolveKernel(const NmsProblem* problems, const Box* boxes, const int32_t* sorted_positions,
+                      int32_t* kept_positions, Box* kept_boxes, int64_t* kept_counts, BandPass pass) {
+  __shared__ uint64_t removed[shared::kNmsBandWords];
+  __shared__ uint64_t diag[2][kNmsTile];
   __shared__ uint64_t tile_kept;
   __shared__ int64_t kept_total;
   const int t = static_cast<int>(threadIdx.x);
-  const int64_t count = *problem_count;
-  for (int64_t index = blockIdx.x; index < count; index += gridDim.x) {
+  for (int64_t q = blockIdx.x; q < pass.count; q += gridDim.x) {
+    const int32_t index = pass.band_problems[q];
     const NmsProblem p = problems[index];
-    if (p.uses_mask) continue;  // the same for the whole block
-    const int64_t room = shared::KeptRoom(p);
-    Box* kept_list = kept_boxes + p.kept_begin;
-    if (t == 0) kept_total = 0;
-    __syncthreads();
-    for (int64_t first = 0; first < p.count && kept_total < room; first += kNmsTile) {
-      const int in_tile = static_cast<int>(p.count - first < kNmsTile ? p.count - first : kNmsTile);
-      if (t == 0) removed = 0;
-      if (t < in_tile) tile_boxes[t] = boxes[p.begin + first + t];
-      __syncthreads();
-      const bool suppressed =
-          t < in_tile && shared::SuppressedByKept(kept_list, kept_total, tile_boxes[t], rule);
-      if (suppressed) atomicOr(&removed, 1ull << t);
-      // A suppressed candidate is never kept, so its row is never read.
-      if (t < in_tile) {
-        diag[t] = suppressed ? 0 : shared::NmsMaskWord(tile_boxes[t], first + t, tile_boxes, first / kNmsTile, p.count,
-                                                       rule);
+    const int64_t band_first = pass.band * shared::kNmsBandRows, room = shared::KeptRoom(p);
+    const int64_t before = pass.band == 0 ? 0 : kept_counts[index];
+    int64_t kept = before;
+    if (band_first < p.count && before < room) {  // the same for the whole block
+      const int64_t in_band = p.count - band_first < shared::kNmsBandRows ? p.count - band_first : shared::kNmsBandRows;
+      for (int64_t w = t; w < shared::kNmsBandWords; w += kResolveThreads) {
+        removed[w] = pass.removed[q * shared::kNmsBandWords + w];
       }
-      __syncthreads();
-      if (t == 0) tile_kept = shared::ResolveTileBits(removed, diag, in_tile, room - kept_total);
-      __syncthreads();
-      const uint64_t kept = tile_kept;
-      if (t < in_tile && ((kept >> t) & 1)) {
-        const int64_t at = kept_total + shared::KeptRank(kept, t);
-        kept_list[at] = tile_boxes[t];
-        kept_positions[p.kept_begin + at] = sorted_positions[p.begin + first + t];
-      }
-      __syncthreads();
-      if (t == 0) kept_total += shared::PopCount(kept);
-      __syncthreads();
+      kept = ResolveRows<Box>(pass.mask + q * shared::kNmsBandRows * shared::kNmsBandWords, shared::kNmsBandWords,
+                              in_band, before, room, sorted_positions + p.begin + band_first,
+                              boxes + p.begin + band_first, kept_positions + p.kept_begin,
+                              kept_boxes + p.kept_begin, removed, diag, &tile_kept, &kept_total);
     }
-    if (t == 0) kept_counts[index] = kept_total;
+    if (t == 0) kept_counts[index] = kept;
     __syncthreads();
   }
 }
@@ -548,60 +643,108 @@ struct Suppression {
   Box* sorted_boxes;
   NmsProblem* problems;
   int64_t* problem_count;  // [1]
-  int64_t* totals;         // [2]: the plan's mask words and pairs
+  int64_t* totals;         // [4]: the plan's mask words and pairs, band-path problems and their most rows
+  int32_t* band_problems;  // the plan's band-path problems
   int32_t* kept_positions;
-  Box* kept_boxes;  // the tile path's kept boxes, in the kept slots
+  Box* kept_boxes;  // the band path's kept boxes, in the kept slots
   int64_t* kept_counts;
 
   static size_t Bytes(int64_t entries, int64_t max_problems, int64_t kept_slots) {
     return ArenaBytes<int32_t>(entries) + ArenaBytes<Box>(entries) + ArenaBytes<NmsProblem>(max_problems) +
-           ArenaBytes<int64_t>(1) + ArenaBytes<int64_t>(2) + ArenaBytes<int32_t>(kept_slots) +
-           ArenaBytes<Box>(kept_slots) + ArenaBytes<int64_t>(max_problems);
+           ArenaBytes<int64_t>(1) + ArenaBytes<int64_t>(4) + ArenaBytes<int32_t>(max_problems) +
+           ArenaBytes<int32_t>(kept_slots) + ArenaBytes<Box>(kept_slots) + ArenaBytes<int64_t>(max_problems);
   }
   void Carve(Arena* arena, int64_t entries, int64_t max_problems, int64_t kept_slots) {
     sorted_positions = arena->Take<int32_t>(entries);
     sorted_boxes = arena->Take<Box>(entries);
     problems = arena->Take<NmsProblem>(max_problems);
     problem_count = arena->Take<int64_t>(1);
-    totals = arena->Take<int64_t>(2);
+    totals = arena->Take<int64_t>(4);
+    band_problems = arena->Take<int32_t>(max_problems);
     kept_positions = arena->Take<int32_t>(kept_slots);
     kept_boxes = arena->Take<Box>(kept_slots);
     kept_counts = arena->Take<int64_t>(max_problems);
   }
 };
 
+// Step 4's band path for the plan's `band_count` band-path problems (at most `band_rows` candidates
+// each): passes of kNmsBandProblems problems, each pass band by band (the host knows how many from
+// the plan), three launches a band, every one over the whole GPU but the resolve (a block per problem).
+template <class Box, class Rule>
+Status SuppressInBands(const Suppression<Box>& a, const Rule& rule, int64_t band_count, int64_t band_rows,
+                       ScratchAllocator& scratch, Stream stream) {
+  const int64_t pass_problems = band_count < shared::kNmsBandProblems ? band_count : shared::kNmsBandProblems;
+  const size_t bytes = ArenaBytes<uint64_t>(pass_problems * shared::kNmsBandWords) +
+                       ArenaBytes<uint64_t>(pass_problems * shared::kNmsBandRows * shared::kNmsBandWords);
+  ScratchBlock block(scratch, bytes);
+  if (block.data() == nullptr) return OutOfScratch(bytes);
+  Arena arena(block.data(), bytes);
+  BandPass pass;
+  pass.removed = arena.Take<uint64_t>(pass_problems * shared::kNmsBandWords);
+  pass.mask = arena.Take<uint64_t>(pass_problems * shared::kNmsBandRows * shared::kNmsBandWords);
+  const int64_t bands = (band_rows + shared::kNmsBandRows - 1) / shared::kNmsBandRows;
+  for (int64_t first = 0; first < band_count; first += pass_problems) {
+    pass.band_problems = a.band_problems + first;
+    pass.count = band_count - first < pass_problems ? band_count - first : pass_problems;
+    for (pass.band = 0; pass.band < bands; ++pass.band) {
+      OPBRIDGE_RETURN_IF_ERROR(CudaError(
+          cudaMemsetAsync(pass.removed, 0, sizeof(uint64_t) * pass.count * shared::kNmsBandWords, stream),
+          "clearing the NMS band's removed words"));
+      if (pass.band > 0) {  // the kept boxes of the earlier bands: at most all their candidates
+        const int64_t kept_tiles = pass.band * shared::kNmsBandWords;
+        BandKeptKernel<<<PersistentBlocks(pass.count * shared::kNmsBandWords * kept_tiles, 32), kNmsTile, 0,
+                         stream>>>(a.problems, a.sorted_boxes, a.kept_boxes, a.kept_counts, rule, pass, kept_tiles);
+        OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS band kernel", stream));
+      }
+      BandMaskKernel<<<PersistentBlocks(pass.count * shared::kNmsBandWords * shared::kNmsBandWords, 32), kNmsTile, 0,
+                       stream>>>(a.problems, a.sorted_boxes, a.kept_counts, rule, pass);
+      OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS band mask kernel", stream));
+      BandResolveKernel<<<PersistentBlocks(pass.count, 16), kResolveThreads, 0, stream>>>(
+          a.problems, a.sorted_boxes, a.sorted_positions, a.kept_positions, a.kept_boxes, a.kept_counts, pass);
+      OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS band resolving kernel", stream));
+    }
+  }
+  return Status::Ok();
+}
+
 // Steps 1 (the boxes) to 4, once the problems and their sorted positions are written. mask_bound: the
-// host's bound on the call's mask words. Source gives each sorted candidate's Box, Rule decides.
+// host's bound on the call's mask words; every caller's bound exceeds the budget where a problem
+// can have more than kNmsMaxMaskRows candidates (MaskBoundOf), so a call whose bound fits the
+// budget has no problem off the mask path. Source gives each sorted candidate's Box, Rule decides.
 template <class Source, class Box, class Rule>
 Status Suppress(const Suppression<Box>& a, const Source& source, const Rule& rule, int64_t entries,
                 int64_t max_problems, int64_t mask_bound, ScratchAllocator& scratch, Stream stream) {
   SortedBoxesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(source, a.problems, a.sorted_positions, entries,
                                                                  a.sorted_boxes);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS box gathering kernel", stream));
-  PlanKernel<<<1, kPlanThreads, 0, stream>>>(a.problems, a.problem_count, shared::kNmsMaskBudgetWords, a.totals);
+  PlanKernel<<<1, kPlanThreads, 0, stream>>>(a.problems, a.problem_count, shared::kNmsMaskBudgetWords, a.totals,
+                                             a.band_problems);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS planning kernel", stream));
-  int64_t mask_words = mask_bound < shared::kNmsMaskBudgetWords ? mask_bound : shared::kNmsMaskBudgetWords;
+  // The plan's mask words, band-path problems and their most rows (see totals).
+  int64_t plan[4] = {mask_bound < shared::kNmsMaskBudgetWords ? mask_bound : shared::kNmsMaskBudgetWords, 0, 0, 0};
   if (mask_bound > shared::kNmsMaskBudgetWords) {
-    // The bound would take more than the budget: allocate what the plan needs (its size on the host).
-    OPBRIDGE_RETURN_IF_ERROR(CopyCountToHost(a.totals, &mask_words, "copying the NMS mask size to the host", stream));
+    // The bound would take more than the budget: allocate what the plan needs, and learn whether
+    // problems take the band path (the plan's figures on the host).
+    OPBRIDGE_RETURN_IF_ERROR(CopyCountsToHost(a.totals, plan, 4, "copying the NMS plan to the host", stream));
   }
+  const int64_t mask_words = plan[0];
   const size_t bytes = ArenaBytes<uint64_t>(mask_words);
   ScratchBlock mask(scratch, bytes);
   if (mask.data() == nullptr) return OutOfScratch(bytes);
   auto* words = static_cast<uint64_t*>(mask.data());
-  MaskKernel<<<PersistentBlocks(mask_words, 32), kNmsTile, 0, stream>>>(a.problems, a.problem_count, a.totals,
-                                                                       a.sorted_boxes, rule, words);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS mask kernel", stream));
-  const unsigned int blocks = PersistentBlocks(max_problems, 16);
-  ResolveKernel<<<blocks, kResolveThreads, 0, stream>>>(a.problems, a.problem_count, words, a.sorted_positions,
-                                                        a.kept_positions, a.kept_counts);
+  if (mask_words > 0) {
+    MaskKernel<<<PersistentBlocks(mask_words, 32), kNmsTile, 0, stream>>>(a.problems, a.problem_count, a.totals,
+                                                                         a.sorted_boxes, rule, words);
+    OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS mask kernel", stream));
+  }
+  ResolveKernel<<<PersistentBlocks(max_problems, 16), kResolveThreads, 0, stream>>>(
+      a.problems, a.problem_count, words, a.sorted_positions, a.kept_positions, a.kept_counts);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS resolving kernel", stream));
-  TileKernel<<<blocks, kNmsTile, 0, stream>>>(a.problems, a.problem_count, a.sorted_boxes, a.sorted_positions, rule,
-                                              a.kept_boxes, a.kept_positions, a.kept_counts);
-  return LaunchStatus("the NMS tile kernel", stream);
+  if (plan[2] == 0) return Status::Ok();
+  return SuppressInBands(a, rule, plan[2], plan[3], scratch, stream);
 }
 
-// The mask words a problem of at most `rows` candidates can need (0 past kNmsMaxMaskRows: tile path).
+// The mask words a problem of at most `rows` candidates can need (0 past kNmsMaxMaskRows: band path).
 int64_t MaskBoundOf(int64_t rows) {
   return shared::NmsMaskSize(rows < shared::kNmsMaxMaskRows ? rows : shared::kNmsMaxMaskRows);
 }

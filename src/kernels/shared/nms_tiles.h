@@ -15,10 +15,13 @@
 // per thread. The kept boxes are exactly the CPU engine's (greedy_nms.h), in its order.
 //
 // The mask has rows x ceil(rows / 64) words per problem. Problems whose masks do not fit (more than
-// kNmsMaxMaskRows candidates, or beyond kNmsMaskBudgetWords for the launch) take the tile path
-// instead: one block per problem, each tile's candidates tested against the problem's kept boxes
-// (SuppressedByKept) and against each other (NmsMaskWord on the tile), resolved as above; no mask, so
-// memory linear in the candidates, but the problem runs on one SM.
+// kNmsMaxMaskRows candidates, or beyond kNmsMaskBudgetWords for the launch) take the band path
+// instead: their candidates a band of kNmsBandRows at a time, each band (1) tested against the kept
+// boxes of the earlier bands, a candidate tile against a kept tile per block over the whole GPU
+// (SuppressedByKept: a removed word per candidate tile), (2) given its own mask, grid-wide as
+// above, and (3) resolved by a block per problem as above, starting from the removed words and the
+// kept count of the earlier bands. Memory: kNmsBandBytes a problem of a pass, whatever its size; the
+// greedy order is the mask path's, so the kept boxes are the same.
 #pragma once
 
 #include <stdint.h>
@@ -32,6 +35,10 @@ constexpr int kNmsTile = 64;                               // candidates per til
 constexpr int64_t kNmsMaxMaskWords = 1024;                 // words per row the resolving block holds
 constexpr int64_t kNmsMaxMaskRows = kNmsMaxMaskWords * kNmsTile;  // 65,536 candidates
 constexpr int64_t kNmsMaskBudgetWords = int64_t{32} << 20;        // 256 MiB of mask per call
+constexpr int64_t kNmsBandWords = 64;                             // words per row of a band's mask
+constexpr int64_t kNmsBandRows = kNmsBandWords * kNmsTile;        // 4,096 candidates a band
+constexpr int64_t kNmsBandBytes = kNmsBandRows * kNmsBandWords * 8 + kNmsBandWords * 8;  // mask + removed
+constexpr int64_t kNmsBandProblems = 64;                          // band-path problems a pass: 128 MiB
 
 // One problem of a call, as the planning step (PlanNmsProblems) leaves it.
 struct NmsProblem {
@@ -42,7 +49,7 @@ struct NmsProblem {
   int64_t words;       // ceil(count / kNmsTile)
   int64_t mask_begin;  // its first mask word (mask path)
   int64_t pair_begin;  // its first (row tile, column tile) pair of the mask launch (mask path)
-  int32_t uses_mask;   // 1: the mask path; 0: the tile path
+  int32_t uses_mask;   // 1: the mask path; 0: the band path
 };
 
 // The most candidates a problem keeps: its cap, or all of them.
@@ -102,15 +109,24 @@ OPBRIDGE_HD inline int KeptRank(uint64_t kept, int u) { return PopCount(kept & L
 
 // The OR of word w of the kept rows of tile t: the later candidates they remove. mask: the problem's
 // rows of `words` words.
+// The rows' words are loaded eight at a time before any is used, so that on the GPU eight loads are
+// in flight together instead of one latency per kept row (nms.single keeps some 10 a tile): an OR,
+// the same word in any order.
 OPBRIDGE_HD inline uint64_t KeptRowsWord(const uint64_t* mask, int64_t words, int64_t t, uint64_t kept, int64_t w) {
+  constexpr int kInFlight = 8;
   uint64_t removed = 0;
-  for (uint64_t bits = kept; bits != 0; bits &= bits - 1) {
-    removed |= mask[(t * kNmsTile + CountTrailingZeros(bits)) * words + w];
+  for (uint64_t bits = kept; bits != 0;) {
+    uint64_t row_words[kInFlight];
+    for (int r = 0; r < kInFlight; ++r) {  // unrolled by the compiler: a fixed count, predicated loads
+      row_words[r] = bits != 0 ? mask[(t * kNmsTile + CountTrailingZeros(bits)) * words + w] : 0;
+      bits &= bits - 1;  // 0 stays 0
+    }
+    for (int r = 0; r < kInFlight; ++r) removed |= row_words[r];
   }
   return removed;
 }
 
-// The tile path's test of one candidate against the problem's kept boxes kept[0 .. count).
+// The band path's test of one candidate against kept boxes kept[0 .. count) (a kept tile of a problem).
 template <class Box, class Rule>
 OPBRIDGE_HD inline bool SuppressedByKept(const Box* kept, int64_t count, const Box& box, const Rule& suppresses) {
   for (int64_t k = 0; k < count; ++k) {
