@@ -211,6 +211,37 @@ TEST(NmsMatch, TheEpsIsAddedInDouble) {
   EXPECT_EQ(Match(tiny, {0.9f, 0.8f}, 0.51f), Rows{});
 }
 
+// The rule's shortcut for pairs without overlap gives mmdeploy's answer, the double division of every
+// pair: boxes apart, touching, inside each other, degenerate (zero, negative and infinite sides),
+// NaN coordinates, at thresholds below, at and above 0 and NaN.
+TEST(NmsMatch, TheRuleSkipsTheDivisionOnlyWhereItsAnswerIsKnown) {
+  const auto divided = [](const shared::NmsBox& i, const shared::NmsBox& j, float threshold) {
+    const float w = shared::Max(0.0f, shared::Min(i.x2, j.x2) - shared::Max(i.x1, j.x1));
+    const float h = shared::Max(0.0f, shared::Min(i.y2, j.y2) - shared::Max(i.y1, j.y1));
+    const float inter = w * h;
+    const float union_area = i.area + j.area - inter;
+    return static_cast<float>(inter / (static_cast<double>(union_area) + 1e-10)) >= threshold;
+  };
+  const float values[] = {0.0f, 1.0f, 2.0f, 3.0f, -1.0f, 1e-30f, 1e30f, kInf, -kInf, kNaN};
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int> pick(0, 9);
+  int64_t without_overlap = 0;
+  for (int trial = 0; trial < 200000; ++trial) {
+    float c[8];
+    for (float& v : c) v = values[pick(rng)];
+    const shared::NmsBox i = shared::MakeNmsBox(c, 0.0f), j = shared::MakeNmsBox(c + 4, 0.0f);
+    const float w = shared::Max(0.0f, shared::Min(i.x2, j.x2) - shared::Max(i.x1, j.x1));
+    const float h = shared::Max(0.0f, shared::Min(i.y2, j.y2) - shared::Max(i.y1, j.y1));
+    without_overlap += w * h == 0.0f;
+    for (float threshold : {-1.0f, -0.0f, 0.0f, 1e-12f, 0.5f, 1.0f, kNaN}) {
+      ASSERT_EQ(shared::MmdeployMatchSuppresses(i, j, threshold), divided(i, j, threshold))
+          << "boxes [" << c[0] << ", " << c[1] << ", " << c[2] << ", " << c[3] << "] and [" << c[4] << ", " << c[5]
+          << ", " << c[6] << ", " << c[7] << "], threshold " << threshold;
+    }
+  }
+  EXPECT_GT(without_overlap, 50000);  // the shortcut's cases are tested, not only the division's
+}
+
 TEST(NmsMatch, RowsByKeptBoxThenSuppressedBoxInScoreOrder) {
   // Two clusters: A = {0, 2, 4} (identical boxes), B = {1, 3} (identical), C = {5} alone.
   const std::vector<float> a = {0, 0, 10, 10}, b = {50, 50, 60, 60}, c = {100, 0, 110, 10};

@@ -62,7 +62,11 @@ OPBRIDGE_HD inline bool TorchvisionSuppresses(const NmsBox& i, const NmsBox& j, 
 // intersection, the areas (unclamped, offset 0) and the union in float32; mmdeploy's `auto eps =
 // 1e-10` is a double, so the union plus eps and the division are double, and the quotient is
 // rounded to float when nms_match_iou returns it. Operand orders are mmdeploy's (std::max(0, NaN)
-// is 0). The CPU kernel (kernels/cpu/nms_match.h) and the CUDA kernels both use it.
+// is 0). The CPU kernel (kernels/cpu/nms_match.h) and the CUDA kernels both use it. Pairs without
+// overlap (inter = +0, most of a scene's) skip the double division: 0 / (union + eps) is +-0, or
+// NaN for a NaN union (union + eps is never 0: no float is -1e-10), so the answer is whether the
+// threshold is <= 0 and the union a number; float64 division is costly on GPUs (1/64 of the float
+// rate on sm_86 and sm_89).
 OPBRIDGE_HD inline bool MmdeployMatchSuppresses(const NmsBox& i, const NmsBox& j, float threshold) {
   const float inter_x1 = Max(i.x1, j.x1);
   const float inter_y1 = Max(i.y1, j.y1);
@@ -70,8 +74,9 @@ OPBRIDGE_HD inline bool MmdeployMatchSuppresses(const NmsBox& i, const NmsBox& j
   const float inter_y2 = Min(i.y2, j.y2);
   const float w = Max(0.0f, inter_x2 - inter_x1);
   const float h = Max(0.0f, inter_y2 - inter_y1);
-  const float inter = w * h;
+  const float inter = w * h;  // +0, positive, inf or NaN (0 * inf): w and h are +0 or more
   const float union_area = i.area + j.area - inter;
+  if (inter == 0.0f) return threshold <= 0.0f && union_area == union_area;
   const float iou = static_cast<float>(inter / (static_cast<double>(union_area) + 1e-10));
   return iou >= threshold;
 }
