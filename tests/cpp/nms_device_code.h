@@ -42,6 +42,8 @@ void SortPairsOnHost(std::vector<Key>* keys, std::vector<Value>* values, size_t 
 // What the suppression steps leave (nms.cu's Suppression).
 struct HostSuppression {
   std::vector<int32_t> sorted_positions;
+  std::vector<int64_t> problem_of;  // each candidate's problem (per-(image, class) layouts; empty: a box list)
+  int64_t candidates = -1;          // the first places that hold candidates (-1: all)
   std::vector<shared::NmsProblem> problems;
   std::vector<int32_t> kept_positions;
   std::vector<int64_t> kept_counts;
@@ -56,12 +58,13 @@ void SuppressOnHost(HostSuppression* a, const Source& source, const Rule& rule, 
   using Box = decltype(source.BoxOf(0, 0));
   const int64_t entries = static_cast<int64_t>(a->sorted_positions.size());
   std::vector<Box> boxes(entries);
-  for (int64_t i = 0; i < entries; ++i) {  // SortedBoxesKernel
-    if (source.segment > 0) {
-      const shared::NmsProblem& p = a->problems[i / source.segment];
-      if (i - p.begin >= p.count) continue;
+  for (int64_t i = 0; i < (a->candidates >= 0 ? a->candidates : entries); ++i) {  // SortedBoxesKernel
+    int64_t p = 0;
+    if (!a->problem_of.empty()) {
+      p = a->problem_of[i];
+      if (i - a->problems[p].begin >= a->problems[p].count) continue;
     }
-    boxes[i] = source.BoxOf(i, a->sorted_positions[i]);
+    boxes[i] = source.BoxOf(p, a->sorted_positions[i]);
   }
   int64_t mask_words = 0, pairs = 0;  // PlanKernel
   shared::PlanNmsProblems(a->problems.data(), static_cast<int64_t>(a->problems.size()), budget_words, &mask_words,
@@ -164,33 +167,42 @@ void SuppressOnHost(HostSuppression* a, const Source& source, const Rule& rule, 
   }
 }
 
-// The problems of the per-(image, class) layouts (nms.cu's SegmentCandidates): each problem's
-// candidates compacted to the start of its segment, in box order, then sorted by score.
+// The problems of the per-(image, class) layouts (nms.cu's SegmentedSuppress, steps 1 and 2): the
+// candidates packed problem after problem, each problem's in box order, then sorted by score; their
+// arrays sized by their count where the plan copies it (budget_words: the plan's budget), else by
+// the entries, the places past the candidates never written (count_candidates: SegmentedSuppress's).
 template <class Layout>
-HostSuppression SegmentCandidatesOnHost(const Layout& layout, int64_t problems, int64_t limit, int64_t room) {
+HostSuppression SegmentCandidatesOnHost(const Layout& layout, int64_t problems, int64_t limit, int64_t room,
+                                        int64_t budget_words, bool count_candidates) {
   const int64_t entries = problems * layout.segment;
   std::vector<int64_t> ranks(entries + 1);
   for (int64_t v = 0; v <= entries; ++v) ranks[v] = v < entries && layout.Candidate(v);  // CandidateFlagsKernel
   int64_t sum = 0;
   for (int64_t& r : ranks) sum += std::exchange(r, sum);  // the exclusive scan
-  std::vector<uint32_t> keys(entries, 0);
+  const int64_t mask_bound = problems * shared::NmsMaskSize(std::min(limit, shared::kNmsMaxMaskRows));
+  const bool copied = mask_bound > budget_words || (count_candidates && entries > shared::kNmsCandidateCountEntries);
   HostSuppression a;
-  a.sorted_positions.assign(entries, -1);
+  a.candidates = ranks[entries];
+  const int64_t places = copied ? a.candidates : entries;
+  std::vector<uint32_t> keys(places, 0);
+  a.sorted_positions.assign(places, -1);
+  a.problem_of.assign(places, -1);
   for (int64_t v = 0; v < entries; ++v) {  // ScatterCandidatesKernel
     if (ranks[v + 1] == ranks[v]) continue;
-    const int64_t start = (v / layout.segment) * layout.segment, at = start + (ranks[v] - ranks[start]);
+    const int64_t p = v / layout.segment, at = ranks[v];
     keys[at] = shared::DescendingScoreKey(layout.Score(v));
-    a.sorted_positions[at] = static_cast<int32_t>(v - start);
+    a.sorted_positions[at] = static_cast<int32_t>(v - p * layout.segment);
+    a.problem_of[at] = p;
   }
   for (int64_t p = 0; p < problems; ++p) {  // SegmentProblemsKernel, then the segmented sort
-    const int64_t start = p * layout.segment, candidates = ranks[start + layout.segment] - ranks[start];
+    const int64_t begin = ranks[p * layout.segment], count = ranks[(p + 1) * layout.segment] - begin;
     shared::NmsProblem problem{};
-    problem.begin = start;
-    problem.count = std::min(candidates, limit);
+    problem.begin = begin;
+    problem.count = std::min(count, limit);
     problem.kept_begin = p * room;
     problem.kept_room = room;
     a.problems.push_back(problem);
-    SortPairsOnHost(&keys, &a.sorted_positions, start, start + candidates);
+    SortPairsOnHost(&keys, &a.sorted_positions, begin, begin + count);
   }
   return a;
 }
@@ -256,7 +268,7 @@ inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector
                                       const std::vector<float>& scores, const int64_t* categories,
                                       int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const float offset = static_cast<float>(params.offset);
-  return BoxListNmsOnHost(shared::NmsBoxSource{boxes.data(), 0, 1, 0, 0, 4, offset},
+  return BoxListNmsOnHost(shared::NmsBoxSource{boxes.data(), 1, 0, 0, 4, offset},
                           shared::TorchvisionRule{offset, params.iou_threshold}, scores, categories, budget_words);
 }
 
@@ -265,7 +277,7 @@ inline std::vector<int64_t> NmsRotatedOnHost(const NmsRotatedParams& params, con
                                              const std::vector<float>& scores, const int64_t* categories,
                                              int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const shared::RotatedNmsConvention& mmcv = shared::kMmcvNmsRotated;
-  return BoxListNmsOnHost(shared::RotatedBoxSource{boxes.data(), 0, 1, 0, 0, 5, params.clockwise, mmcv.min_area},
+  return BoxListNmsOnHost(shared::RotatedBoxSource{boxes.data(), 1, 0, 0, 5, params.clockwise, mmcv.min_area},
                           shared::RotatedNmsRule{params.iou_threshold, mmcv.inclusive}, scores, categories,
                           budget_words);
 }
@@ -281,7 +293,7 @@ std::vector<int64_t> MulticlassNmsOfOnHost(const MulticlassNmsParams& params, co
   std::vector<int64_t> rows;
   if (problems == 0 || cap == 0) return rows;
   HostSuppression a = SegmentCandidatesOnHost(shared::MulticlassLayout{scores.data(), n, params.score_threshold},
-                                              problems, n, cap);
+                                              problems, n, cap, budget_words, true);
   SuppressOnHost(&a, source, rule, problems * cap, budget_words);
   for (int64_t p = 0; p < problems; ++p) {  // SelectedRowsKernel (rows in problem, then kept order)
     for (int64_t k = 0; k < a.kept_counts[p]; ++k) rows.insert(rows.end(), {p / classes, p % classes,
@@ -294,7 +306,7 @@ std::vector<int64_t> MulticlassNmsOfOnHost(const MulticlassNmsParams& params, co
 inline std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& params, const std::vector<float>& boxes,
                                                 const std::vector<float>& scores, int64_t batch, int64_t classes,
                                                 int64_t n, int64_t budget_words = shared::kNmsMaskBudgetWords) {
-  return MulticlassNmsOfOnHost(params, shared::NmsBoxSource{boxes.data(), n, classes, n * 4, 0, 4, 0.0f},
+  return MulticlassNmsOfOnHost(params, shared::NmsBoxSource{boxes.data(), classes, n * 4, 0, 4, 0.0f},
                                shared::TorchvisionRule{0.0f, params.iou_threshold}, scores, batch, classes, n,
                                budget_words);
 }
@@ -309,7 +321,7 @@ inline std::vector<int64_t> MulticlassNmsRotatedOnHost(const MulticlassNmsRotate
   p.iou_threshold = params.iou_threshold;
   p.score_threshold = params.score_threshold;
   p.max_output_boxes_per_class = -1;
-  return MulticlassNmsOfOnHost(p, shared::RotatedBoxSource{boxes.data(), n, classes, n * 5, 0, 5, true, mmdeploy.min_area},
+  return MulticlassNmsOfOnHost(p, shared::RotatedBoxSource{boxes.data(), classes, n * 5, 0, 5, true, mmdeploy.min_area},
                                shared::RotatedNmsRule{params.iou_threshold, mmdeploy.inclusive}, scores, batch, classes,
                                n, budget_words);
 }
@@ -333,14 +345,14 @@ inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const s
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
   const int64_t capacity = std::min(keep, top_k), merged = problems * capacity;
   const shared::TrtLayout layout{scores.data(), num_boxes, classes, params.background_label_id, params.score_threshold};
-  HostSuppression a = SegmentCandidatesOnHost(layout, problems, top_k, capacity);
+  HostSuppression a = SegmentCandidatesOnHost(layout, problems, top_k, capacity, budget_words, false);
   if (params.rotated) {
     const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
-    const shared::RotatedBoxSource source{boxes.data(), num_boxes, classes, num_boxes * loc_classes * 5,
+    const shared::RotatedBoxSource source{boxes.data(), classes, num_boxes * loc_classes * 5,
                                           loc_classes == 1 ? 0 : 5, loc_classes * 5, true, plugin.min_area};
     SuppressOnHost(&a, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, merged, budget_words);
   } else {
-    const shared::NmsBoxSource source{boxes.data(), num_boxes, classes, num_boxes * loc_classes * 4,
+    const shared::NmsBoxSource source{boxes.data(), classes, num_boxes * loc_classes * 4,
                                       loc_classes == 1 ? 0 : 4, loc_classes * 4, 0.0f};
     SuppressOnHost(&a, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, merged, budget_words);
   }
@@ -371,8 +383,8 @@ inline std::vector<int64_t> NmsMatchOnHost(const NmsMatchParams& params, const s
   const int64_t problems = batch * classes, entries = problems * n;
   std::vector<int64_t> rows;
   if (entries == 0) return rows;
-  HostSuppression a = SegmentCandidatesOnHost(shared::MatchLayout{scores.data(), n}, problems, n, n);
-  const shared::NmsBoxSource source{boxes.data(), n, classes, n * 4, 0, 4, 0.0f};
+  HostSuppression a = SegmentCandidatesOnHost(shared::MatchLayout{scores.data(), n}, problems, n, n, budget_words, false);
+  const shared::NmsBoxSource source{boxes.data(), classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
   SuppressOnHost(&a, source, rule, entries, budget_words);
   std::vector<uint8_t> kept(entries, 0);
@@ -384,10 +396,10 @@ inline std::vector<int64_t> NmsMatchOnHost(const NmsMatchParams& params, const s
   for (int64_t e = 0; e < entries; ++e) {
     const int64_t p = e / n, j = e % n, begin = p * n;
     if (kept[begin + a.sorted_positions[e]]) continue;
-    const shared::NmsBox later = source.BoxOf(e, a.sorted_positions[e]);
+    const shared::NmsBox later = source.BoxOf(p, a.sorted_positions[e]);
     for (int64_t i = 0; i < j; ++i) {
       if (kept[begin + a.sorted_positions[begin + i]] &&
-          rule(source.BoxOf(begin + i, a.sorted_positions[begin + i]), later)) {
+          rule(source.BoxOf(p, a.sorted_positions[begin + i]), later)) {
         first[e] = static_cast<int32_t>(i);
         if (scores[begin + a.sorted_positions[begin + i]] > params.score_threshold) ++counts[begin + i];
         break;

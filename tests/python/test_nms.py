@@ -107,6 +107,22 @@ def test_batched_matches_per_category_torchvision(count, threshold):
     assert sorted(tv.tolist()) == sorted(expected.tolist())
 
 
+# Either side of the CUDA kernel's mask budget: 46,336 candidates fit its 256 MiB of suppression mask,
+# 46,337 take the band path (4,096 candidates at a time against the earlier bands' kept boxes). On
+# the CPU these check torchvision at that size; with OPBRIDGE_TEST_CUDA_TWINS=1 (./run.sh test-gpu)
+# the GPU session must give the same boxes on both paths, in BatchedNms as one category too.
+@pytest.mark.parametrize("count", [46_336, 46_337])
+def test_either_side_of_the_gpu_mask_budget(count):
+    rng = np.random.default_rng(count)
+    boxes, scores = clustered(rng, count, count // 16)
+    expected = torchvision_nms(boxes, scores, 0.5)
+    (keep,) = run(nms_model("opbridge::Nms", iou_threshold=0.5), {"boxes": boxes, "scores": scores})
+    np.testing.assert_array_equal(keep, expected)
+    idxs = np.full(count, 3, np.int64)
+    (keep,) = run(nms_model("opbridge::BatchedNms", iou_threshold=0.5), {"boxes": boxes, "scores": scores, "idxs": idxs})
+    np.testing.assert_array_equal(keep, expected)
+
+
 @pytest.mark.parametrize("threshold", [0.1, 0.3, 0.6])
 def test_offset_one_matches_the_spec(threshold):
     rng = np.random.default_rng(5)

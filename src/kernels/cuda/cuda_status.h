@@ -34,7 +34,7 @@ Status SetDevice(int device);
 // reused by later calls), and waits for it: one copy, one synchronization.
 Status CopyCountToHost(const int64_t* device_count, int64_t* count, const char* what, Stream stream);
 // The same for `number` consecutive counts (at most kMaxCountsToHost), in one copy.
-constexpr int kMaxCountsToHost = 4;
+constexpr int kMaxCountsToHost = 5;
 Status CopyCountsToHost(const int64_t* device_counts, int64_t* counts, int number, const char* what, Stream stream);
 
 // The CUDA version this library's (static) runtime was built as, e.g. 13000 for 13.0.

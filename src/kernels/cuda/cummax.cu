@@ -17,12 +17,14 @@
 //
 // Expected times on an H100 for the bench's cummax.rows ([1, 128, 256, 256], float32; values and
 // int64 indices: 33.5 MB read, 100 MB written, some 45 us of DRAM time at 3 TB/s): along dim 2
-// (inner 256) 32,768 lines of 256 steps, cut in two (65,536 threads, each walking 128 steps with four
-// loads in flight; the first pass reads the input once more): some 50-60 us, bounded by DRAM; along
-// dim 3 (inner 1) 32,768 warps, one per row, 8 iterations of a load and a 5-level shuffle scan
-// (about 50 instructions): some 13 us of issue under 45 us of traffic. torch.cummax: 0.088 and
-// 0.144 ms on an H200 (gpu.md). The longest dependent chain is one segment's walk (at most 128
-// selections in these cases).
+// (inner 256) 32,768 lines of 256 steps, cut in eight (262,144 threads, each walking 32 steps with four
+// loads in flight: some 4 MB in flight, where 3 TB/s at ~600 ns of latency needs ~1.8 MB; cut in two,
+// 65,536 threads kept ~1 MB in flight and DRAM half busy; the first pass reads the input once more):
+// some 45-50 us, bounded by DRAM (before: 50-60 us); along dim 3 (inner 1) 32,768 warps, one per
+// row, 8 iterations of a load and a 5-level shuffle scan (about 50 instructions): some 13 us of
+// issue under 45 us of traffic. torch.cummax: 0.088 and
+// 0.144 ms on an H200 (gpu.md). The longest dependent chain is one segment's walk (at most 32
+// selections along dim 2, 8 warp steps along dim 3 in these cases).
 #include "kernels/cuda/cummax.h"
 
 #include "kernels/cuda/launch.cuh"
@@ -35,7 +37,7 @@ using shared::ExtremeRun;
 
 // inner > 1: cut lines when fewer than this many (line, segment) threads would run, into segments
 // of at least kMinLaneSegment steps.
-constexpr int64_t kLaneTargetThreads = int64_t{1} << 16;
+constexpr int64_t kLaneTargetThreads = int64_t{1} << 18;
 constexpr int64_t kMinLaneSegment = 32;
 // inner = 1: cut lines when fewer than this many warps would run, into segments of at least
 // kMinRowSegment elements (a multiple of the warp's 32).

@@ -5,9 +5,10 @@
 //        Nms: one problem, the whole list (a radix sort);
 //        BatchedNms: a problem per category: the score sort, then a stable sort by category, and a
 //          scan of where the categories change;
-//        MulticlassNms, TensorRT batched NMS: a problem per image and class: the entries above the
-//          score threshold compacted in place (a scan of flags), then one segmented sort of only
-//          them (about 30,000 of nms.batched's 1.6 M entries);
+//        MulticlassNms, TensorRT batched NMS, NMSMatch: a problem per image and class: the plan
+//          (step 2) on the counts of the entries above the score threshold (a scan of flags), then
+//          those candidates packed problem after problem and one segmented sort of only them
+//          (about 30,000 of nms.batched's 1.6 M entries, their arrays sized by that count);
 //      and their boxes gathered in that order;
 //   2. the plan (one block): per problem its mask's place, or the band path if the mask does not fit;
 //   3. the suppression mask of every (row tile, column tile) pair of every problem in one grid-wide
@@ -19,9 +20,10 @@
 //   5. the op's outputs from the kept lists (NMSMatch: first the first kept suppressor of each box).
 // Scratch comes from the caller's device allocator (tied to ORT's stream), CUB's temporary storage
 // included. Synchronizations: the count copy of the variable-size outputs, and, only where the mask's
-// bound for the call exceeds its budget (shared::kNmsMaskBudgetWords), a copy of the plan (the exact
-// mask size, and how many problems take the band path and their most candidates) before the mask is
-// allocated.
+// bound for the call exceeds its budget (shared::kNmsMaskBudgetWords) or a per-(image, class) call
+// has more than shared::kNmsCandidateCountEntries entries, a copy of the plan (the exact mask size,
+// how many problems take the band path and their most candidates, the candidates' count) before
+// the mask and the candidates' arrays are allocated.
 //
 // Expected time on an H100 (estimates, not yet measured):
 //   nms.single (20,000 boxes, one class): the sort (20,000 keys, a few us), the mask's 313 x 313
@@ -41,11 +43,15 @@
 //   whole kept list from global memory: 30-50 ms.
 //   nms.batched (80 classes x 20,000 boxes, score > 0.05, 100 per class): the flags' scan over 1.6 M
 //   entries (about 10 us), the segmented sort of ~30,000 candidates, 80 problems of ~400 candidates
-//   resolved in parallel (7 tiles each), one synchronization for the mask size and one for the row
-//   count: about 0.1 ms, against the CPU engine's 0.73 ms and ORT's 16.9 ms.
+//   resolved in parallel (7 tiles each), one synchronization for the plan (mask size and candidate
+//   count) and one for the row count: about 0.1 ms, against the CPU engine's 0.73 ms and ORT's
+//   16.9 ms; some 15 MB of scratch (the flags' ranks over the entries, 12.8 MB, then ~1.5 MB for the
+//   candidates), where arrays sized by the entries took ~75 MB.
 //   Faster R-CNN's RPN (BatchedNms, ~4,000 proposals per level, 5 levels) and box head (~1,000 x 90
 //   classes): a problem per category in parallel, tens of us each, where one block took ~1 ms.
 #include "kernels/cuda/nms.h"
+
+#include <optional>
 
 #include <cub/block/block_reduce.cuh>
 #include <cub/block/block_scan.cuh>
@@ -121,31 +127,31 @@ __global__ void CandidateFlagsKernel(Layout layout, int64_t entries, int64_t* fl
   OPBRIDGE_CUDA_FOR(int64_t, v, entries + 1) { flags[v] = v < entries && layout.Candidate(v); }
 }
 
-// ranks: the flags' exclusive scan. Each candidate goes to the start of its problem's segment, in
-// box order: its score's key and its box.
+// ranks: the flags' exclusive scan. Each candidate goes to its place among all candidates (ranks[v]:
+// the problems one after another, each in box order): its score's key, its box and its problem.
 template <class Layout>
 __global__ void ScatterCandidatesKernel(Layout layout, const int64_t* ranks, int64_t entries, uint32_t* keys,
-                                        int32_t* positions) {
+                                        int32_t* positions, int64_t* problem_of) {
   OPBRIDGE_CUDA_FOR(int64_t, v, entries) {
     if (ranks[v + 1] == ranks[v]) continue;  // not a candidate
-    const int64_t start = (v / layout.segment) * layout.segment;
-    const int64_t at = start + (ranks[v] - ranks[start]);
+    const int64_t p = v / layout.segment, at = ranks[v];
     keys[at] = shared::DescendingScoreKey(layout.Score(v));
-    positions[at] = static_cast<int32_t>(v - start);
+    positions[at] = static_cast<int32_t>(v - p * layout.segment);
+    problem_of[at] = p;
   }
 }
 
-// Problem p's segment of candidates (for the segmented sort) and its entry: the first `limit` of its
+// Problem p's run of candidates (for the segmented sort) and its entry: the first `limit` of its
 // candidates take part, and it keeps at most `room`, in slots p * room ...
 __global__ void SegmentProblemsKernel(const int64_t* ranks, int64_t segment, int64_t problems_total, int64_t limit,
                                       int64_t room, int64_t* segment_begins, int64_t* segment_ends,
                                       NmsProblem* problems, int64_t* problem_count) {
   OPBRIDGE_CUDA_FOR(int64_t, p, problems_total) {
-    const int64_t start = p * segment, candidates = ranks[start + segment] - ranks[start];
-    segment_begins[p] = start;
-    segment_ends[p] = start + candidates;
+    const int64_t begin = ranks[p * segment], candidates = ranks[(p + 1) * segment] - begin;
+    segment_begins[p] = begin;
+    segment_ends[p] = begin + candidates;
     NmsProblem problem{};
-    problem.begin = start;
+    problem.begin = begin;
     problem.count = candidates < limit ? candidates : limit;
     problem.kept_begin = p * room;
     problem.kept_room = room;
@@ -154,29 +160,33 @@ __global__ void SegmentProblemsKernel(const int64_t* ranks, int64_t segment, int
   }
 }
 
-// The boxes of the candidates taking part, in their sorted order.
+// The boxes of the candidates taking part, in their sorted order. problem_of: each candidate's problem
+// in the per-(image, class) layouts, of the *candidates first places of the `entries` allocated (the
+// host's bound on them, or their count); both null for a box list (every entry takes part, problem
+// 0's boxes).
 template <class Source, class Box>
-__global__ void SortedBoxesKernel(Source source, const NmsProblem* problems, const int32_t* positions,
-                                  int64_t entries, Box* boxes) {
-  OPBRIDGE_CUDA_FOR(int64_t, i, entries) {
-    if (source.segment > 0) {
-      const NmsProblem& p = problems[i / source.segment];
-      if (i - p.begin >= p.count) continue;  // past its candidates: never read
+__global__ void SortedBoxesKernel(Source source, const NmsProblem* problems, const int64_t* problem_of,
+                                  const int64_t* candidates, const int32_t* positions, int64_t entries, Box* boxes) {
+  const int64_t count = candidates != nullptr ? *candidates : entries;
+  OPBRIDGE_CUDA_FOR(int64_t, i, count) {
+    int64_t p = 0;
+    if (problem_of != nullptr) {
+      p = problem_of[i];
+      if (i - problems[p].begin >= problems[p].count) continue;  // past its limit: never read
     }
-    boxes[i] = source.BoxOf(i, positions[i]);
+    boxes[i] = source.BoxOf(p, positions[i]);
   }
 }
 
 // ---- step 2: the plan ----------------------------------------------------------------------------
 
 // shared::PlanNmsProblems with block-wide scans, kPlanThreads problems at a time. totals: the call's
-// mask words and (row tile, column tile) pairs.
-// totals: the call's mask words and (row tile, column tile) pairs, then its band-path problems and the
-// most candidates one of them has; band_problems: those problems, in any order (each is suppressed
-// on its own).
+// mask words and (row tile, column tile) pairs, then its band-path problems and the most candidates
+// one of them has, then *candidates (the call's candidates, copied with the plan; 0 where null);
+// band_problems: those problems, in any order (each is suppressed on its own).
 __global__ void __launch_bounds__(kPlanThreads)
-    PlanKernel(NmsProblem* problems, const int64_t* problem_count, int64_t budget_words, int64_t* totals,
-               int32_t* band_problems) {
+    PlanKernel(NmsProblem* problems, const int64_t* problem_count, int64_t budget_words, const int64_t* candidates,
+               int64_t* totals, int32_t* band_problems) {
   using Scan = cub::BlockScan<int64_t, kPlanThreads>;
   __shared__ typename Scan::TempStorage temp;
   __shared__ int64_t carry_end, carry_pairs;
@@ -223,6 +233,7 @@ __global__ void __launch_bounds__(kPlanThreads)
     totals[1] = carry_pairs;
     totals[2] = static_cast<int64_t>(band_count);
     totals[3] = static_cast<int64_t>(band_rows);
+    totals[4] = candidates != nullptr ? *candidates : 0;
   }
 }
 
@@ -635,35 +646,42 @@ Status ExclusiveSumInPlace(int64_t* values, int64_t count, ScratchAllocator& scr
   return CudaError(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, values, count, stream), "the NMS scan");
 }
 
-// The arrays every op's suppression uses, for `entries` sorted entries, at most `max_problems`
-// problems and `kept_slots` kept slots. Box: shared::NmsBox or shared::RotatedNmsBox.
+// The arrays every op's suppression uses: per problem and kept slot (at most `max_problems` problems,
+// `kept_slots` slots), and per sorted candidate (`candidates`), carved separately: the per-(image,
+// class) layouts size the candidates' arrays once the GPU has counted them. Box: shared::NmsBox or
+// shared::RotatedNmsBox.
 template <class Box>
 struct Suppression {
-  int32_t* sorted_positions;
-  Box* sorted_boxes;
   NmsProblem* problems;
   int64_t* problem_count;  // [1]
-  int64_t* totals;         // [4]: the plan's mask words and pairs, band-path problems and their most rows
+  int64_t* totals;         // [5]: the plan's figures (PlanKernel)
   int32_t* band_problems;  // the plan's band-path problems
   int32_t* kept_positions;
   Box* kept_boxes;  // the band path's kept boxes, in the kept slots
   int64_t* kept_counts;
+  int32_t* sorted_positions;  // per candidate
+  Box* sorted_boxes;
 
-  static size_t Bytes(int64_t entries, int64_t max_problems, int64_t kept_slots) {
-    return ArenaBytes<int32_t>(entries) + ArenaBytes<Box>(entries) + ArenaBytes<NmsProblem>(max_problems) +
-           ArenaBytes<int64_t>(1) + ArenaBytes<int64_t>(4) + ArenaBytes<int32_t>(max_problems) +
-           ArenaBytes<int32_t>(kept_slots) + ArenaBytes<Box>(kept_slots) + ArenaBytes<int64_t>(max_problems);
+  static size_t ProblemBytes(int64_t max_problems, int64_t kept_slots) {
+    return ArenaBytes<NmsProblem>(max_problems) + ArenaBytes<int64_t>(1) + ArenaBytes<int64_t>(5) +
+           ArenaBytes<int32_t>(max_problems) + ArenaBytes<int32_t>(kept_slots) + ArenaBytes<Box>(kept_slots) +
+           ArenaBytes<int64_t>(max_problems);
   }
-  void Carve(Arena* arena, int64_t entries, int64_t max_problems, int64_t kept_slots) {
-    sorted_positions = arena->Take<int32_t>(entries);
-    sorted_boxes = arena->Take<Box>(entries);
+  void CarveProblems(Arena* arena, int64_t max_problems, int64_t kept_slots) {
     problems = arena->Take<NmsProblem>(max_problems);
     problem_count = arena->Take<int64_t>(1);
-    totals = arena->Take<int64_t>(4);
+    totals = arena->Take<int64_t>(5);
     band_problems = arena->Take<int32_t>(max_problems);
     kept_positions = arena->Take<int32_t>(kept_slots);
     kept_boxes = arena->Take<Box>(kept_slots);
     kept_counts = arena->Take<int64_t>(max_problems);
+  }
+  static size_t CandidateBytes(int64_t candidates) {
+    return ArenaBytes<int32_t>(candidates) + ArenaBytes<Box>(candidates);
+  }
+  void CarveCandidates(Arena* arena, int64_t candidates) {
+    sorted_positions = arena->Take<int32_t>(candidates);
+    sorted_boxes = arena->Take<Box>(candidates);
   }
 };
 
@@ -707,27 +725,50 @@ Status SuppressInBands(const Suppression<Box>& a, const Rule& rule, int64_t band
   return Status::Ok();
 }
 
-// Steps 1 (the boxes) to 4, once the problems and their sorted positions are written. mask_bound: the
-// host's bound on the call's mask words; every caller's bound exceeds the budget where a problem
-// can have more than kNmsMaxMaskRows candidates (MaskBoundOf), so a call whose bound fits the
-// budget has no problem off the mask path. Source gives each sorted candidate's Box, Rule decides.
-template <class Source, class Box, class Rule>
-Status Suppress(const Suppression<Box>& a, const Source& source, const Rule& rule, int64_t entries,
-                int64_t max_problems, int64_t mask_bound, ScratchAllocator& scratch, Stream stream) {
-  SortedBoxesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(source, a.problems, a.sorted_positions, entries,
-                                                                 a.sorted_boxes);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS box gathering kernel", stream));
-  PlanKernel<<<1, kPlanThreads, 0, stream>>>(a.problems, a.problem_count, shared::kNmsMaskBudgetWords, a.totals,
-                                             a.band_problems);
+// The figures the plan copies to the host: the mask words, pairs, band-path problems, their most
+// rows, the call's candidates (PlanKernel's totals).
+struct PlanFigures {
+  int64_t values[5] = {};
+  int64_t mask_words() const { return values[0]; }
+  int64_t band_count() const { return values[2]; }
+  int64_t band_rows() const { return values[3]; }
+  int64_t candidates() const { return values[4]; }
+};
+
+// Step 2, once the problems are written: the plan. mask_bound: the host's bound on the call's mask
+// words; every caller's bound exceeds the budget where a problem can have more than kNmsMaxMaskRows
+// candidates (MaskBoundOf), so a call whose bound fits the budget has no problem off the mask path.
+// The plan's figures come to the host (one copy, one synchronization) where the bound would take
+// more than the budget (the mask is then allocated as the plan needs it, and the band path learns
+// its problems) or where `copy_candidates` asks for the call's *candidates; else the mask is
+// allocated at the bound, and the candidates are `entries`.
+template <class Box>
+Status Plan(const Suppression<Box>& a, int64_t mask_bound, const int64_t* candidates, bool copy_candidates,
+            int64_t entries, PlanFigures* plan, Stream stream) {
+  PlanKernel<<<1, kPlanThreads, 0, stream>>>(a.problems, a.problem_count, shared::kNmsMaskBudgetWords, candidates,
+                                             a.totals, a.band_problems);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS planning kernel", stream));
-  // The plan's mask words, band-path problems and their most rows (see totals).
-  int64_t plan[4] = {mask_bound < shared::kNmsMaskBudgetWords ? mask_bound : shared::kNmsMaskBudgetWords, 0, 0, 0};
-  if (mask_bound > shared::kNmsMaskBudgetWords) {
-    // The bound would take more than the budget: allocate what the plan needs, and learn whether
-    // problems take the band path (the plan's figures on the host).
-    OPBRIDGE_RETURN_IF_ERROR(CopyCountsToHost(a.totals, plan, 4, "copying the NMS plan to the host", stream));
+  if (mask_bound > shared::kNmsMaskBudgetWords || copy_candidates) {
+    OPBRIDGE_RETURN_IF_ERROR(CopyCountsToHost(a.totals, plan->values, 5, "copying the NMS plan to the host", stream));
+    if (candidates == nullptr) plan->values[4] = entries;
+  } else {
+    plan->values[0] = mask_bound;  // no band-path problems: the bound fits the budget
+    plan->values[4] = entries;     // the candidates' bound
   }
-  const int64_t mask_words = plan[0];
+  return Status::Ok();
+}
+
+// Steps 1 (the boxes) to 4, once the plan is made and the sorted positions of the candidates are
+// written (`entries` places; problem_of and candidates: see SortedBoxesKernel). Source gives each
+// sorted candidate's Box, Rule decides.
+template <class Source, class Box, class Rule>
+Status SuppressPlanned(const Suppression<Box>& a, const Source& source, const Rule& rule, int64_t entries,
+                       int64_t max_problems, const int64_t* problem_of, const int64_t* candidates,
+                       const PlanFigures& plan, ScratchAllocator& scratch, Stream stream) {
+  SortedBoxesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(source, a.problems, problem_of, candidates,
+                                                                 a.sorted_positions, entries, a.sorted_boxes);
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS box gathering kernel", stream));
+  const int64_t mask_words = plan.mask_words();
   const size_t bytes = ArenaBytes<uint64_t>(mask_words);
   ScratchBlock mask(scratch, bytes);
   if (mask.data() == nullptr) return OutOfScratch(bytes);
@@ -740,8 +781,18 @@ Status Suppress(const Suppression<Box>& a, const Source& source, const Rule& rul
   ResolveKernel<<<PersistentBlocks(max_problems, 16), kResolveThreads, 0, stream>>>(
       a.problems, a.problem_count, words, a.sorted_positions, a.kept_positions, a.kept_counts);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS resolving kernel", stream));
-  if (plan[2] == 0) return Status::Ok();
-  return SuppressInBands(a, rule, plan[2], plan[3], scratch, stream);
+  if (plan.band_count() == 0) return Status::Ok();
+  return SuppressInBands(a, rule, plan.band_count(), plan.band_rows(), scratch, stream);
+}
+
+// Steps 1 (the boxes) to 4 of a box list (Nms, NmsRotated: every entry a candidate, problem 0's
+// boxes), once the problems and the sorted positions are written.
+template <class Source, class Box, class Rule>
+Status Suppress(const Suppression<Box>& a, const Source& source, const Rule& rule, int64_t entries,
+                int64_t max_problems, int64_t mask_bound, ScratchAllocator& scratch, Stream stream) {
+  PlanFigures plan;
+  OPBRIDGE_RETURN_IF_ERROR(Plan(a, mask_bound, nullptr, false, entries, &plan, stream));
+  return SuppressPlanned(a, source, rule, entries, max_problems, nullptr, nullptr, plan, scratch, stream);
 }
 
 // The mask words a problem of at most `rows` candidates can need (0 past kNmsMaxMaskRows: band path).
@@ -749,43 +800,73 @@ int64_t MaskBoundOf(int64_t rows) {
   return shared::NmsMaskSize(rows < shared::kNmsMaxMaskRows ? rows : shared::kNmsMaxMaskRows);
 }
 
-// Steps 1 and 2 of the per-(image, class) layouts: the candidates of each problem (`segment` entries
-// each, at most `limit` taking part, `room` kept) compacted to the start of its segment and sorted.
-template <class Layout, class Box>
-Status SegmentCandidates(const Layout& layout, int64_t problems, int64_t limit, int64_t room, const Suppression<Box>& a,
-                         ScratchAllocator& scratch, Stream stream) {
+// Steps 1 to 4 of the per-(image, class) layouts: the candidates of each problem (`segment` entries
+// each, the first `limit` taking part, `room` kept) packed after the problems before (a scan of
+// flags over the entries), sorted by score within each problem, then suppressed. The candidates'
+// arrays (a's sorted ones, which the caller reads afterwards) live in *candidate_block, sized by the
+// GPU's count where the plan copies it (count_candidates: the call may wait for it past
+// shared::kNmsCandidateCountEntries entries): nms.batched's ~30,000 candidates of 1.6 M entries take some
+// 1.5 MB there, where arrays at the entries' size took ~75 MB.
+template <class Layout, class Source, class Box, class Rule>
+Status SegmentedSuppress(const Layout& layout, const Source& source, const Rule& rule, int64_t problems, int64_t limit,
+                         int64_t room, int64_t mask_bound, bool count_candidates, Suppression<Box>* a,
+                         std::optional<ScratchBlock>* candidate_block, ScratchAllocator& scratch, Stream stream) {
   const int64_t entries = problems * layout.segment;
-  const size_t bytes = ArenaBytes<int64_t>(entries + 1) + ArenaBytes<uint32_t>(entries) * 2 +
-                       ArenaBytes<int32_t>(entries) + ArenaBytes<int64_t>(problems) * 2;
+  size_t scan_bytes = 0;
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int64_t*>(nullptr),
+                                                                   entries + 1, stream),
+                                     "sizing the NMS candidate scan"));
+  const size_t bytes = ArenaBytes<int64_t>(entries + 1) + ArenaBytes<int64_t>(problems) * 2 +
+                       ArenaBytes<char>(static_cast<int64_t>(scan_bytes));
   ScratchBlock block(scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
   auto* ranks = arena.Take<int64_t>(entries + 1);
-  auto* keys = arena.Take<uint32_t>(entries);
-  auto* sorted_keys = arena.Take<uint32_t>(entries);
-  auto* positions = arena.Take<int32_t>(entries);
   auto* segment_begins = arena.Take<int64_t>(problems);
   auto* segment_ends = arena.Take<int64_t>(problems);
+  auto* scan_temp = arena.Take<char>(static_cast<int64_t>(scan_bytes));
   CandidateFlagsKernel<<<BlocksFor(entries + 1), kThreads, 0, stream>>>(layout, entries, ranks);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
-  OPBRIDGE_RETURN_IF_ERROR(ExclusiveSumInPlace(ranks, entries + 1, scratch, stream));
-  ScatterCandidatesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(layout, ranks, entries, keys, positions);
-  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
+  OPBRIDGE_RETURN_IF_ERROR(
+      CudaError(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, ranks, entries + 1, stream), "the NMS scan"));
   SegmentProblemsKernel<<<BlocksFor(problems), kThreads, 0, stream>>>(ranks, layout.segment, problems, limit, room,
-                                                                      segment_begins, segment_ends, a.problems,
-                                                                      a.problem_count);
+                                                                      segment_begins, segment_ends, a->problems,
+                                                                      a->problem_count);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
+  PlanFigures plan;
+  OPBRIDGE_RETURN_IF_ERROR(Plan(*a, mask_bound, ranks + entries,
+                                count_candidates && entries > shared::kNmsCandidateCountEntries, entries, &plan,
+                                stream));
+  const int64_t candidates = plan.candidates();
   size_t sort_bytes = 0;
   OPBRIDGE_RETURN_IF_ERROR(CudaError(
-      cub::DeviceSegmentedSort::StableSortPairs(nullptr, sort_bytes, keys, sorted_keys, positions, a.sorted_positions,
-                                                entries, problems, segment_begins, segment_ends, stream),
+      cub::DeviceSegmentedSort::StableSortPairs(nullptr, sort_bytes, static_cast<const uint32_t*>(nullptr),
+                                                static_cast<uint32_t*>(nullptr), static_cast<const int32_t*>(nullptr),
+                                                static_cast<int32_t*>(nullptr), candidates, problems, segment_begins,
+                                                segment_ends, stream),
       "sizing the NMS score sort"));
-  ScratchBlock temp(scratch, sort_bytes);
-  if (temp.data() == nullptr) return OutOfScratch(sort_bytes);
-  return CudaError(cub::DeviceSegmentedSort::StableSortPairs(temp.data(), sort_bytes, keys, sorted_keys, positions,
-                                                             a.sorted_positions, entries, problems, segment_begins,
-                                                             segment_ends, stream),
-                   "the NMS score sort");
+  const size_t candidate_bytes = Suppression<Box>::CandidateBytes(candidates) + ArenaBytes<uint32_t>(candidates) * 2 +
+                                 ArenaBytes<int32_t>(candidates) + ArenaBytes<int64_t>(candidates) +
+                                 ArenaBytes<char>(static_cast<int64_t>(sort_bytes));
+  candidate_block->emplace(scratch, candidate_bytes);
+  if ((*candidate_block)->data() == nullptr) return OutOfScratch(candidate_bytes);
+  Arena candidate_arena((*candidate_block)->data(), candidate_bytes);
+  a->CarveCandidates(&candidate_arena, candidates);
+  auto* keys = candidate_arena.Take<uint32_t>(candidates);
+  auto* sorted_keys = candidate_arena.Take<uint32_t>(candidates);
+  auto* positions = candidate_arena.Take<int32_t>(candidates);
+  auto* problem_of = candidate_arena.Take<int64_t>(candidates);
+  auto* sort_temp = candidate_arena.Take<char>(static_cast<int64_t>(sort_bytes));
+  ScatterCandidatesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(layout, ranks, entries, keys, positions,
+                                                                       problem_of);
+  OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(
+      cub::DeviceSegmentedSort::StableSortPairs(sort_temp, sort_bytes, keys, sorted_keys, positions,
+                                                a->sorted_positions, candidates, problems, segment_begins,
+                                                segment_ends, stream),
+      "the NMS score sort"));
+  // The problem of each place stays: the sort moves candidates within their problem's run only.
+  return SuppressPlanned(*a, source, rule, candidates, problems, problem_of, ranks + entries, plan, scratch, stream);
 }
 
 // The box-list NMS (Nms, NmsRotated): Source gives each candidate's box, Rule decides suppression.
@@ -797,14 +878,16 @@ Status BoxListNms(const Source& source, const Rule& rule, const float* scores, c
   int64_t* output = nullptr;
   if (n == 0) return allocate(0, &output);
   const int64_t by_category = categories != nullptr ? n : 0;  // the arrays only categories need
-  const size_t bytes = Suppression<Box>::Bytes(n, n, n) + ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) +
+  const size_t bytes = Suppression<Box>::ProblemBytes(n, n) + Suppression<Box>::CandidateBytes(n) +
+                       ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) +
                        ArenaBytes<int32_t>(by_category) + ArenaBytes<uint64_t>(by_category) * 2 +
                        ArenaBytes<int64_t>(by_category + 1) + ArenaBytes<int64_t>(1);
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
   Suppression<Box> a;
-  a.Carve(&arena, n, n, n);
+  a.CarveProblems(&arena, n, n);
+  a.CarveCandidates(&arena, n);
   auto* keys = arena.Take<uint32_t>(n);
   auto* sorted_keys = arena.Take<uint32_t>(n);
   auto* positions = arena.Take<int32_t>(n);
@@ -874,25 +957,25 @@ Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, 
   const int64_t cap = params.max_output_boxes_per_class < 0 || params.max_output_boxes_per_class > n
                           ? n : params.max_output_boxes_per_class;
   if (problems == 0 || cap == 0) return allocate(0, &output);
-  const int64_t entries = problems * n, slots = problems * cap;
+  const int64_t slots = problems * cap;
   size_t scan_bytes = 0;
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int64_t*>(nullptr),
                                                                    static_cast<int64_t*>(nullptr), problems, stream),
                                      "sizing the NMS row scan"));
-  const size_t bytes = Suppression<Box>::Bytes(entries, problems, slots) + ArenaBytes<int64_t>(problems) +
+  const size_t bytes = Suppression<Box>::ProblemBytes(problems, slots) + ArenaBytes<int64_t>(problems) +
                        ArenaBytes<int64_t>(1) + ArenaBytes<char>(static_cast<int64_t>(scan_bytes));
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
   Suppression<Box> a;
-  a.Carve(&arena, entries, problems, slots);
+  a.CarveProblems(&arena, problems, slots);
   auto* offsets = arena.Take<int64_t>(problems);
   auto* total = arena.Take<int64_t>(1);
   auto* scan_temp = arena.Take<char>(static_cast<int64_t>(scan_bytes));
   const shared::MulticlassLayout layout{scores, n, params.score_threshold};
-  OPBRIDGE_RETURN_IF_ERROR(SegmentCandidates(layout, problems, n, cap, a, device_scratch, stream));
-  OPBRIDGE_RETURN_IF_ERROR(
-      Suppress(a, source, rule, entries, problems, problems * MaskBoundOf(n), device_scratch, stream));
+  std::optional<ScratchBlock> candidate_block;
+  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, n, cap, problems * MaskBoundOf(n), true,
+                                             &a, &candidate_block, device_scratch, stream));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, a.kept_counts, offsets,
                                                                    problems, stream),
                                      "the NMS row scan"));
@@ -919,25 +1002,26 @@ Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, 
   TrtDefaultsKernel<<<BlocksFor(rows), kThreads, 0, stream>>>(rows, params.rotated ? 6 : 5, dets, labels, index);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS output kernel", stream));
   if (num_boxes == 0 || classes == 0) return Status::Ok();
-  const int64_t problems = batch * classes, entries = problems * num_boxes;
+  const int64_t problems = batch * classes;
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
   // A class contributes at most keep_topk detections to its image: it keeps at most that many.
   const int64_t capacity = keep < top_k ? keep : top_k, merged = problems * capacity;
-  const size_t bytes = Suppression<Box>::Bytes(entries, problems, merged) + ArenaBytes<uint64_t>(merged) * 2 +
+  const size_t bytes = Suppression<Box>::ProblemBytes(problems, merged) + ArenaBytes<uint64_t>(merged) * 2 +
                        ArenaBytes<int64_t>(merged) * 2;
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
   Suppression<Box> a;
-  a.Carve(&arena, entries, problems, merged);
+  a.CarveProblems(&arena, problems, merged);
   auto* merge_keys = arena.Take<uint64_t>(merged);
   auto* merged_keys = arena.Take<uint64_t>(merged);
   auto* merge_entries = arena.Take<int64_t>(merged);
   auto* merged_entries = arena.Take<int64_t>(merged);
   const shared::TrtLayout layout{scores, num_boxes, classes, params.background_label_id, params.score_threshold};
-  OPBRIDGE_RETURN_IF_ERROR(SegmentCandidates(layout, problems, top_k, capacity, a, device_scratch, stream));
-  OPBRIDGE_RETURN_IF_ERROR(
-      Suppress(a, source, rule, entries, problems, problems * MaskBoundOf(top_k), device_scratch, stream));
+  std::optional<ScratchBlock> candidate_block;
+  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, top_k, capacity,
+                                             problems * MaskBoundOf(top_k), false, &a, &candidate_block,
+                                             device_scratch, stream));
   MergeKeysKernel<<<BlocksFor(merged), kThreads, 0, stream>>>(scores, num_boxes, classes, capacity, a.kept_counts,
                                                              a.kept_positions, merged, merge_keys, merge_entries);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel", stream));
@@ -955,14 +1039,14 @@ Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, 
 Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories, int64_t n,
            const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
   const float offset = static_cast<float>(params.offset);
-  return BoxListNms(shared::NmsBoxSource{boxes, 0, 1, 0, 0, 4, offset}, shared::TorchvisionRule{offset, params.iou_threshold},
+  return BoxListNms(shared::NmsBoxSource{boxes, 1, 0, 0, 4, offset}, shared::TorchvisionRule{offset, params.iou_threshold},
                     scores, categories, n, allocate, device_scratch, stream);
 }
 
 Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const float* scores, const int64_t* categories,
                   int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
   const shared::RotatedNmsConvention& mmcv = shared::kMmcvNmsRotated;
-  return BoxListNms(shared::RotatedBoxSource{boxes, 0, 1, 0, 0, 5, params.clockwise, mmcv.min_area},
+  return BoxListNms(shared::RotatedBoxSource{boxes, 1, 0, 0, 5, params.clockwise, mmcv.min_area},
                     shared::RotatedNmsRule{params.iou_threshold, mmcv.inclusive}, scores, categories, n, allocate,
                     device_scratch, stream);
 }
@@ -970,7 +1054,7 @@ Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const floa
 Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
                      int64_t classes, int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch,
                      Stream stream) {
-  return MulticlassNmsOf(params, shared::NmsBoxSource{boxes, n, classes, n * 4, 0, 4, 0.0f},
+  return MulticlassNmsOf(params, shared::NmsBoxSource{boxes, classes, n * 4, 0, 4, 0.0f},
                          shared::TorchvisionRule{0.0f, params.iou_threshold}, scores, batch, classes, n, allocate,
                          device_scratch, stream);
 }
@@ -984,7 +1068,7 @@ Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const floa
   p.iou_threshold = params.iou_threshold;
   p.score_threshold = params.score_threshold;
   p.max_output_boxes_per_class = -1;
-  return MulticlassNmsOf(p, shared::RotatedBoxSource{boxes, n, classes, n * 5, 0, 5, true, mmdeploy.min_area},
+  return MulticlassNmsOf(p, shared::RotatedBoxSource{boxes, classes, n * 5, 0, 5, true, mmdeploy.min_area},
                          shared::RotatedNmsRule{params.iou_threshold, mmdeploy.inclusive}, scores, batch, classes, n,
                          allocate, device_scratch, stream);
 }
@@ -993,13 +1077,13 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
                      int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
                      ScratchAllocator& device_scratch, Stream stream) {
   if (!params.rotated) {
-    const shared::NmsBoxSource source{boxes, num_boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
+    const shared::NmsBoxSource source{boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
                                       loc_classes * 4, 0.0f};
     return TrtBatchedNmsOf(params, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, boxes, loc_classes,
                            scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
   }
   const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
-  const shared::RotatedBoxSource source{boxes, num_boxes, classes, num_boxes * loc_classes * 5, loc_classes == 1 ? 0 : 5,
+  const shared::RotatedBoxSource source{boxes, classes, num_boxes * loc_classes * 5, loc_classes == 1 ? 0 : 5,
                                         loc_classes * 5, true, plugin.min_area};
   return TrtBatchedNmsOf(params, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, boxes,
                          loc_classes, scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
@@ -1011,26 +1095,27 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   int64_t* output = nullptr;
   const int64_t problems = batch * classes, entries = problems * n;
   if (entries == 0) return allocate(0, &output);
-  const size_t bytes = Suppression<NmsBox>::Bytes(entries, problems, entries) + ArenaBytes<uint8_t>(entries) +
+  const size_t bytes = Suppression<NmsBox>::ProblemBytes(problems, entries) + ArenaBytes<uint8_t>(entries) +
                        ArenaBytes<int32_t>(entries) + ArenaBytes<unsigned long long>(entries) +
                        ArenaBytes<int64_t>(entries) + ArenaBytes<int64_t>(1);
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
   Suppression<NmsBox> a;
-  a.Carve(&arena, entries, problems, entries);
+  a.CarveProblems(&arena, problems, entries);
   auto* kept = arena.Take<uint8_t>(entries);
   auto* first = arena.Take<int32_t>(entries);
   auto* counts = arena.Take<unsigned long long>(entries);
   auto* offsets = arena.Take<int64_t>(entries);
   auto* total = arena.Take<int64_t>(1);
-  // Every box of every problem, in processing order; suppression with mmdeploy's rule, no cap.
-  OPBRIDGE_RETURN_IF_ERROR(
-      SegmentCandidates(shared::MatchLayout{scores, n}, problems, n, n, a, device_scratch, stream));
-  const shared::NmsBoxSource source{boxes, n, classes, n * 4, 0, 4, 0.0f};
+  // Every box of every problem, in processing order (the candidates' places are the entries'):
+  // suppression with mmdeploy's rule, no cap.
+  const shared::NmsBoxSource source{boxes, classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
-  OPBRIDGE_RETURN_IF_ERROR(
-      Suppress(a, source, rule, entries, problems, problems * MaskBoundOf(n), device_scratch, stream));
+  std::optional<ScratchBlock> candidate_block;
+  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(shared::MatchLayout{scores, n}, source, rule, problems, n, n,
+                                             problems * MaskBoundOf(n), false, &a, &candidate_block, device_scratch,
+                                             stream));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(kept, 0, static_cast<size_t>(entries), stream),
                                      "clearing the NMSMatch flags"));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(counts, 0, static_cast<size_t>(entries) * sizeof(*counts), stream),
@@ -1041,15 +1126,18 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
                                                                     scores, params.score_threshold, n, entries, first,
                                                                     counts);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMSMatch suppressor kernel", stream));
-  // The rows' offsets: an exclusive scan of the counts in problem, then processing order.
+  // The rows' offsets: an exclusive scan of the counts in problem, then processing order. The counts
+  // (unsigned for atomicAdd) are below 2^63, so read as int64 they are the same numbers, and the scan
+  // is the one the other ops' row scans instantiate.
+  auto* signed_counts = reinterpret_cast<int64_t*>(counts);
   size_t scan_bytes = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, counts, offsets, entries,
-                                                                   stream),
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, signed_counts, offsets,
+                                                                   entries, stream),
                                      "sizing the NMSMatch row scan"));
   ScratchBlock scan_temp(device_scratch, scan_bytes);
   if (scan_temp.data() == nullptr) return OutOfScratch(scan_bytes);
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, counts, offsets,
-                                                                   entries, stream),
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, signed_counts,
+                                                                   offsets, entries, stream),
                                      "the NMSMatch row scan"));
   MatchTotalKernel<<<1, 1, 0, stream>>>(offsets, counts, entries, total);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMSMatch row count kernel", stream));

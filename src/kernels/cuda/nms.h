@@ -13,9 +13,11 @@
 // (kernels/shared/nms_tiles.h; nms.cu has the steps and the expected times). An output whose size
 // depends on the data (the box list, the multi-class rows) costs one copy of its count to the host
 // and a synchronization of the stream; TensorRT's fixed-size outputs need none. A call whose mask
-// could exceed 256 MiB (many candidates per problem and many problems) first copies the mask's real
-// size to the host; problems of more than 65,536 candidates, or past the 256 MiB, are suppressed
-// tile by tile against their kept boxes instead (memory linear in the candidates, one SM each).
+// could exceed 256 MiB (many candidates per problem and many problems), or a per-(image, class) call
+// of more than 2^20 entries, first copies the plan to the host (the mask's real size, the
+// candidates' count); problems of more than 65,536 candidates, or past the 256 MiB, are suppressed
+// in bands of 4,096 candidates over the whole GPU, each band against the earlier bands' kept boxes
+// (memory linear in the candidates).
 #pragma once
 
 #include <stdint.h>

@@ -12,8 +12,9 @@
 namespace opbridge::shared {
 
 // The layouts with one problem per image and class. Entry v = p * segment + s of the problem-major
-// order is box s of problem p = b * classes + c; the compaction keeps each problem's candidates in
-// box order at the start of its segment [p * segment, (p + 1) * segment).
+// order is box s of problem p = b * classes + c; the compaction packs the candidates, problem after
+// problem, each problem's in box order: candidate v goes to the place that counts the candidates
+// before it (the flags' exclusive scan), so the arrays after it hold the candidates only.
 //
 // The multi-class layout, scores [B, C, N] (segment N): already problem-major; a candidate scores >
 // score_threshold (never NaN).
@@ -50,15 +51,14 @@ struct TrtLayout {
   }
 };
 
-// Where the boxes of sorted candidate i are: problem p = i / segment of a per-(image, class) layout
-// (segment 0: one box list) reads box `position` at boxes + (p / classes) * image_stride + (p % classes)
-// * class_stride + position * box_stride.
+// Where the boxes are: box `position` of problem p of a per-(image, class) layout (a box list: p = 0,
+// image_stride and class_stride 0) is at boxes + (p / classes) * image_stride + (p % classes) *
+// class_stride + position * box_stride.
 struct NmsBoxSource {
   const float* boxes;
-  int64_t segment, classes, image_stride, class_stride, box_stride;
+  int64_t classes, image_stride, class_stride, box_stride;
   float offset;
-  OPBRIDGE_HD NmsBox BoxOf(int64_t i, int32_t position) const {
-    const int64_t p = segment > 0 ? i / segment : 0;
+  OPBRIDGE_HD NmsBox BoxOf(int64_t p, int32_t position) const {
     const float* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
                        static_cast<int64_t>(position) * box_stride;
     return MakeNmsBox(box, offset);

@@ -60,15 +60,14 @@ constexpr RotatedNmsConvention kMmcvNmsRotated{true, 1e-14};
 constexpr RotatedNmsConvention kMmdeployNmsRotated{false, 0.0};
 constexpr RotatedNmsConvention kTrtBatchedRotatedNms{false, 1e-14};
 
-// Where the boxes of sorted candidate i are (NmsBoxSource's layout, 5 floats a box), and how they
-// enter (MakeRotatedNmsBox's clockwise and min_area).
+// Where the boxes of problem p are (NmsBoxSource's layout, 5 floats a box), and how they enter
+// (MakeRotatedNmsBox's clockwise and min_area).
 struct RotatedBoxSource {
   const float* boxes;
-  int64_t segment, classes, image_stride, class_stride, box_stride;
+  int64_t classes, image_stride, class_stride, box_stride;
   bool clockwise;
   double min_area;
-  OPBRIDGE_HD RotatedNmsBox BoxOf(int64_t i, int32_t position) const {
-    const int64_t p = segment > 0 ? i / segment : 0;
+  OPBRIDGE_HD RotatedNmsBox BoxOf(int64_t p, int32_t position) const {
     const float* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
                        static_cast<int64_t>(position) * box_stride;
     return MakeRotatedNmsBox(box, clockwise, min_area);

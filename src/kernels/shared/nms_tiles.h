@@ -37,6 +37,13 @@ constexpr int64_t kNmsMaxMaskRows = kNmsMaxMaskWords * kNmsTile;  // 65,536 cand
 constexpr int64_t kNmsMaskBudgetWords = int64_t{32} << 20;        // 256 MiB of mask per call
 constexpr int64_t kNmsBandWords = 64;                             // words per row of a band's mask
 constexpr int64_t kNmsBandRows = kNmsBandWords * kNmsTile;        // 4,096 candidates a band
+// Entries past which a multi-class NMS call (MulticlassNms, MulticlassNmsRotated: they wait for their
+// output's size anyway) learns the candidates' count before allocating their arrays (some 40 bytes
+// each, and the sort's storage): below, the arrays take at most ~40 MB at the entries' bound, and the
+// copy's synchronization would cost more than it saves. Calls whose mask bound exceeds the budget
+// (nms.batched's 80 x 20,000) copy the plan anyway and get the count with it; TensorRT's batched NMS
+// (static outputs) and NMSMatch (every entry a candidate) never copy it for that.
+constexpr int64_t kNmsCandidateCountEntries = int64_t{1} << 20;
 constexpr int64_t kNmsBandBytes = kNmsBandRows * kNmsBandWords * 8 + kNmsBandWords * 8;  // mask + removed
 constexpr int64_t kNmsBandProblems = 64;                          // band-path problems a pass: 128 MiB
 
