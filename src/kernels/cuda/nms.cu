@@ -621,29 +621,66 @@ unsigned int PersistentBlocks(int64_t work, int per_sm) {
   return static_cast<unsigned int>(work < 1 ? 1 : (work < blocks ? work : blocks));
 }
 
+// CUB's temporary storage for a call's sorts and scans: one region of the call's scratch block, as
+// large as the largest of them (sized on the host before the block is taken), which they use in turn
+// (they run one after another on the stream). Each scratch request costs four arena operations
+// (CudaScratchAllocator: a probe that fails cleanly on a full device, then the stream's block), so the
+// NMS ops make few: a box list below the mask budget one (its arrays, CUB's storage and its mask),
+// the per-(image, class) layouts two (the problems' and entries' arrays, then the candidates' with
+// the mask); past the budget the plan's mask and the band path take one each. Before, every CUB call
+// and the mask took their own: nms.single 3 requests (12 arena operations), nms.batched 5 (20),
+// BatchedNms 6 (24).
+struct CubStorage {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// Grows *bytes to what a stable radix sort of `count` (Key, Value) pairs over bits [0, end_bit) needs.
+template <class Key, class Value>
+Status NeedForSortPairs(int64_t count, int end_bit, size_t* bytes, Stream stream) {
+  size_t need = 0;
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(
+      cub::DeviceRadixSort::SortPairs(nullptr, need, static_cast<const Key*>(nullptr), static_cast<Key*>(nullptr),
+                                      static_cast<const Value*>(nullptr), static_cast<Value*>(nullptr), count, 0,
+                                      end_bit, stream),
+      "sizing the NMS sort"));
+  if (need > *bytes) *bytes = need;
+  return Status::Ok();
+}
+
 // A stable radix sort of (key, value) pairs over bits [0, end_bit) of the keys.
 template <class Key, class Value>
 Status SortPairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int64_t count,
-                 int end_bit, ScratchAllocator& scratch, Stream stream) {
-  size_t bytes = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in,
-                                                                     values_out, count, 0, end_bit, stream),
-                                     "sizing the NMS sort"));
-  ScratchBlock temp(scratch, bytes);
-  if (temp.data() == nullptr) return OutOfScratch(bytes);
-  return CudaError(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys_in, keys_out, values_in, values_out, count,
+                 int end_bit, const CubStorage& storage, Stream stream) {
+  size_t bytes = storage.bytes;
+  return CudaError(cub::DeviceRadixSort::SortPairs(storage.data, bytes, keys_in, keys_out, values_in, values_out, count,
                                                    0, end_bit, stream),
                    "the NMS sort");
 }
 
+// Grows *bytes to what an int64 exclusive scan of `count` values needs, in place or from one array to
+// another.
+Status NeedForScan(int64_t count, bool in_place, size_t* bytes, Stream stream) {
+  size_t need = 0;
+  auto* values = static_cast<int64_t*>(nullptr);
+  OPBRIDGE_RETURN_IF_ERROR(CudaError(in_place ? cub::DeviceScan::ExclusiveSum(nullptr, need, values, count, stream)
+                                              : cub::DeviceScan::ExclusiveSum(nullptr, need, values, values, count,
+                                                                              stream),
+                                     "sizing the NMS scan"));
+  if (need > *bytes) *bytes = need;
+  return Status::Ok();
+}
+
 // The exclusive sum of values[0 .. count), in place.
-Status ExclusiveSumInPlace(int64_t* values, int64_t count, ScratchAllocator& scratch, Stream stream) {
-  size_t bytes = 0;
-  OPBRIDGE_RETURN_IF_ERROR(
-      CudaError(cub::DeviceScan::ExclusiveSum(nullptr, bytes, values, count, stream), "sizing the NMS scan"));
-  ScratchBlock temp(scratch, bytes);
-  if (temp.data() == nullptr) return OutOfScratch(bytes);
-  return CudaError(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, values, count, stream), "the NMS scan");
+Status ExclusiveSumInPlace(int64_t* values, int64_t count, const CubStorage& storage, Stream stream) {
+  size_t bytes = storage.bytes;
+  return CudaError(cub::DeviceScan::ExclusiveSum(storage.data, bytes, values, count, stream), "the NMS scan");
+}
+
+// The exclusive sum of values[0 .. count) into sums.
+Status ExclusiveSum(int64_t* values, int64_t* sums, int64_t count, const CubStorage& storage, Stream stream) {
+  size_t bytes = storage.bytes;
+  return CudaError(cub::DeviceScan::ExclusiveSum(storage.data, bytes, values, sums, count, stream), "the NMS row scan");
 }
 
 // The arrays every op's suppression uses: per problem and kept slot (at most `max_problems` problems,
@@ -760,39 +797,49 @@ Status Plan(const Suppression<Box>& a, int64_t mask_bound, const int64_t* candid
 
 // Steps 1 (the boxes) to 4, once the plan is made and the sorted positions of the candidates are
 // written (`entries` places; problem_of and candidates: see SortedBoxesKernel). Source gives each
-// sorted candidate's Box, Rule decides.
+// sorted candidate's Box, Rule decides. mask: room for mask_capacity words in the caller's block; a
+// plan that needs more (past the budget's bound, known only now) takes its own.
 template <class Source, class Box, class Rule>
 Status SuppressPlanned(const Suppression<Box>& a, const Source& source, const Rule& rule, int64_t entries,
                        int64_t max_problems, const int64_t* problem_of, const int64_t* candidates,
-                       const PlanFigures& plan, ScratchAllocator& scratch, Stream stream) {
+                       const PlanFigures& plan, uint64_t* mask, int64_t mask_capacity, ScratchAllocator& scratch,
+                       Stream stream) {
   SortedBoxesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(source, a.problems, problem_of, candidates,
                                                                  a.sorted_positions, entries, a.sorted_boxes);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS box gathering kernel", stream));
   const int64_t mask_words = plan.mask_words();
-  const size_t bytes = ArenaBytes<uint64_t>(mask_words);
-  ScratchBlock mask(scratch, bytes);
-  if (mask.data() == nullptr) return OutOfScratch(bytes);
-  auto* words = static_cast<uint64_t*>(mask.data());
+  std::optional<ScratchBlock> own_mask;
+  if (mask_words > mask_capacity) {
+    const size_t bytes = ArenaBytes<uint64_t>(mask_words);
+    own_mask.emplace(scratch, bytes);
+    if (own_mask->data() == nullptr) return OutOfScratch(bytes);
+    mask = static_cast<uint64_t*>(own_mask->data());
+  }
   if (mask_words > 0) {
     MaskKernel<<<PersistentBlocks(mask_words, 32), kNmsTile, 0, stream>>>(a.problems, a.problem_count, a.totals,
-                                                                         a.sorted_boxes, rule, words);
+                                                                         a.sorted_boxes, rule, mask);
     OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS mask kernel", stream));
   }
   ResolveKernel<<<PersistentBlocks(max_problems, 16), kResolveThreads, 0, stream>>>(
-      a.problems, a.problem_count, words, a.sorted_positions, a.kept_positions, a.kept_counts);
+      a.problems, a.problem_count, mask, a.sorted_positions, a.kept_positions, a.kept_counts);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS resolving kernel", stream));
   if (plan.band_count() == 0) return Status::Ok();
   return SuppressInBands(a, rule, plan.band_count(), plan.band_rows(), scratch, stream);
 }
 
+// The mask words a box list's block holds for a call whose bound is mask_bound: all of them where
+// the bound fits the budget (the plan is then not copied), else none (the plan's size, taken later).
+int64_t MaskInBlock(int64_t mask_bound) { return mask_bound <= shared::kNmsMaskBudgetWords ? mask_bound : 0; }
+
 // Steps 1 (the boxes) to 4 of a box list (Nms, NmsRotated: every entry a candidate, problem 0's
-// boxes), once the problems and the sorted positions are written.
+// boxes), once the problems and the sorted positions are written; mask: MaskInBlock(mask_bound) words.
 template <class Source, class Box, class Rule>
 Status Suppress(const Suppression<Box>& a, const Source& source, const Rule& rule, int64_t entries,
-                int64_t max_problems, int64_t mask_bound, ScratchAllocator& scratch, Stream stream) {
+                int64_t max_problems, int64_t mask_bound, uint64_t* mask, ScratchAllocator& scratch, Stream stream) {
   PlanFigures plan;
   OPBRIDGE_RETURN_IF_ERROR(Plan(a, mask_bound, nullptr, false, entries, &plan, stream));
-  return SuppressPlanned(a, source, rule, entries, max_problems, nullptr, nullptr, plan, scratch, stream);
+  return SuppressPlanned(a, source, rule, entries, max_problems, nullptr, nullptr, plan, mask, MaskInBlock(mask_bound),
+                         scratch, stream);
 }
 
 // The mask words a problem of at most `rows` candidates can need (0 past kNmsMaxMaskRows: band path).
@@ -800,76 +847,94 @@ int64_t MaskBoundOf(int64_t rows) {
   return shared::NmsMaskSize(rows < shared::kNmsMaxMaskRows ? rows : shared::kNmsMaxMaskRows);
 }
 
+// What the per-(image, class) layouts' steps 1 and 2 use over all `entries` entries of `problems`
+// problems, in the caller's block: the flags' ranks, each problem's run of candidates and the scan's
+// storage.
+struct SegmentArrays {
+  int64_t* ranks;  // [entries + 1]
+  int64_t* segment_begins;
+  int64_t* segment_ends;
+  CubStorage scan;
+
+  static Status Bytes(int64_t entries, int64_t problems, size_t* bytes, Stream stream) {
+    size_t scan_bytes = 0;
+    OPBRIDGE_RETURN_IF_ERROR(NeedForScan(entries + 1, true, &scan_bytes, stream));
+    *bytes = ArenaBytes<int64_t>(entries + 1) + ArenaBytes<int64_t>(problems) * 2 +
+             ArenaBytes<char>(static_cast<int64_t>(scan_bytes));
+    return Status::Ok();
+  }
+  void Carve(Arena* arena, int64_t entries, int64_t problems, size_t bytes) {
+    ranks = arena->Take<int64_t>(entries + 1);
+    segment_begins = arena->Take<int64_t>(problems);
+    segment_ends = arena->Take<int64_t>(problems);
+    scan.bytes = bytes - ArenaBytes<int64_t>(entries + 1) - ArenaBytes<int64_t>(problems) * 2;
+    scan.data = arena->Take<char>(static_cast<int64_t>(scan.bytes));
+  }
+};
+
 // Steps 1 to 4 of the per-(image, class) layouts: the candidates of each problem (`segment` entries
 // each, the first `limit` taking part, `room` kept) packed after the problems before (a scan of
 // flags over the entries), sorted by score within each problem, then suppressed. The candidates'
-// arrays (a's sorted ones, which the caller reads afterwards) live in *candidate_block, sized by the
-// GPU's count where the plan copies it (count_candidates: the call may wait for it past
-// shared::kNmsCandidateCountEntries entries): nms.batched's ~30,000 candidates of 1.6 M entries take some
-// 1.5 MB there, where arrays at the entries' size took ~75 MB.
+// arrays (a's sorted ones, which the caller reads afterwards) and the mask live in
+// *candidate_block, sized by the GPU's count where the plan copies it (count_candidates: the call
+// may wait for it past shared::kNmsCandidateCountEntries entries): nms.batched's ~30,000
+// candidates of 1.6 M entries take some 1.5 MB there, where arrays at the entries' size took ~75 MB.
 template <class Layout, class Source, class Box, class Rule>
 Status SegmentedSuppress(const Layout& layout, const Source& source, const Rule& rule, int64_t problems, int64_t limit,
-                         int64_t room, int64_t mask_bound, bool count_candidates, Suppression<Box>* a,
-                         std::optional<ScratchBlock>* candidate_block, ScratchAllocator& scratch, Stream stream) {
+                         int64_t room, int64_t mask_bound, bool count_candidates, const SegmentArrays& s,
+                         Suppression<Box>* a, std::optional<ScratchBlock>* candidate_block, ScratchAllocator& scratch,
+                         Stream stream) {
   const int64_t entries = problems * layout.segment;
-  size_t scan_bytes = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int64_t*>(nullptr),
-                                                                   entries + 1, stream),
-                                     "sizing the NMS candidate scan"));
-  const size_t bytes = ArenaBytes<int64_t>(entries + 1) + ArenaBytes<int64_t>(problems) * 2 +
-                       ArenaBytes<char>(static_cast<int64_t>(scan_bytes));
-  ScratchBlock block(scratch, bytes);
-  if (block.data() == nullptr) return OutOfScratch(bytes);
-  Arena arena(block.data(), bytes);
-  auto* ranks = arena.Take<int64_t>(entries + 1);
-  auto* segment_begins = arena.Take<int64_t>(problems);
-  auto* segment_ends = arena.Take<int64_t>(problems);
-  auto* scan_temp = arena.Take<char>(static_cast<int64_t>(scan_bytes));
-  CandidateFlagsKernel<<<BlocksFor(entries + 1), kThreads, 0, stream>>>(layout, entries, ranks);
+  CandidateFlagsKernel<<<BlocksFor(entries + 1), kThreads, 0, stream>>>(layout, entries, s.ranks);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
-  OPBRIDGE_RETURN_IF_ERROR(
-      CudaError(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, ranks, entries + 1, stream), "the NMS scan"));
-  SegmentProblemsKernel<<<BlocksFor(problems), kThreads, 0, stream>>>(ranks, layout.segment, problems, limit, room,
-                                                                      segment_begins, segment_ends, a->problems,
+  OPBRIDGE_RETURN_IF_ERROR(ExclusiveSumInPlace(s.ranks, entries + 1, s.scan, stream));
+  SegmentProblemsKernel<<<BlocksFor(problems), kThreads, 0, stream>>>(s.ranks, layout.segment, problems, limit, room,
+                                                                      s.segment_begins, s.segment_ends, a->problems,
                                                                       a->problem_count);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
   PlanFigures plan;
-  OPBRIDGE_RETURN_IF_ERROR(Plan(*a, mask_bound, ranks + entries,
+  OPBRIDGE_RETURN_IF_ERROR(Plan(*a, mask_bound, s.ranks + entries,
                                 count_candidates && entries > shared::kNmsCandidateCountEntries, entries, &plan,
                                 stream));
   const int64_t candidates = plan.candidates();
+  // The mask the plan needs now goes in the candidates' block, unless the band path's problems make
+  // it take one of its own later (SuppressInBands) — the mask itself is known here either way.
+  const int64_t mask_words = plan.mask_words();
   size_t sort_bytes = 0;
   OPBRIDGE_RETURN_IF_ERROR(CudaError(
       cub::DeviceSegmentedSort::StableSortPairs(nullptr, sort_bytes, static_cast<const uint32_t*>(nullptr),
                                                 static_cast<uint32_t*>(nullptr), static_cast<const int32_t*>(nullptr),
-                                                static_cast<int32_t*>(nullptr), candidates, problems, segment_begins,
-                                                segment_ends, stream),
+                                                static_cast<int32_t*>(nullptr), candidates, problems, s.segment_begins,
+                                                s.segment_ends, stream),
       "sizing the NMS score sort"));
   const size_t candidate_bytes = Suppression<Box>::CandidateBytes(candidates) + ArenaBytes<uint32_t>(candidates) * 2 +
                                  ArenaBytes<int32_t>(candidates) + ArenaBytes<int64_t>(candidates) +
-                                 ArenaBytes<char>(static_cast<int64_t>(sort_bytes));
+                                 ArenaBytes<uint64_t>(mask_words) + ArenaBytes<char>(static_cast<int64_t>(sort_bytes));
   candidate_block->emplace(scratch, candidate_bytes);
   if ((*candidate_block)->data() == nullptr) return OutOfScratch(candidate_bytes);
-  Arena candidate_arena((*candidate_block)->data(), candidate_bytes);
-  a->CarveCandidates(&candidate_arena, candidates);
-  auto* keys = candidate_arena.Take<uint32_t>(candidates);
-  auto* sorted_keys = candidate_arena.Take<uint32_t>(candidates);
-  auto* positions = candidate_arena.Take<int32_t>(candidates);
-  auto* problem_of = candidate_arena.Take<int64_t>(candidates);
-  auto* sort_temp = candidate_arena.Take<char>(static_cast<int64_t>(sort_bytes));
-  ScatterCandidatesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(layout, ranks, entries, keys, positions,
+  Arena arena((*candidate_block)->data(), candidate_bytes);
+  a->CarveCandidates(&arena, candidates);
+  auto* keys = arena.Take<uint32_t>(candidates);
+  auto* sorted_keys = arena.Take<uint32_t>(candidates);
+  auto* positions = arena.Take<int32_t>(candidates);
+  auto* problem_of = arena.Take<int64_t>(candidates);
+  auto* mask = arena.Take<uint64_t>(mask_words);
+  auto* sort_temp = arena.Take<char>(static_cast<int64_t>(sort_bytes));
+  ScatterCandidatesKernel<<<BlocksFor(entries), kThreads, 0, stream>>>(layout, s.ranks, entries, keys, positions,
                                                                        problem_of);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(
       cub::DeviceSegmentedSort::StableSortPairs(sort_temp, sort_bytes, keys, sorted_keys, positions,
-                                                a->sorted_positions, candidates, problems, segment_begins,
-                                                segment_ends, stream),
+                                                a->sorted_positions, candidates, problems, s.segment_begins,
+                                                s.segment_ends, stream),
       "the NMS score sort"));
   // The problem of each place stays: the sort moves candidates within their problem's run only.
-  return SuppressPlanned(*a, source, rule, candidates, problems, problem_of, ranks + entries, plan, scratch, stream);
+  return SuppressPlanned(*a, source, rule, candidates, problems, problem_of, s.ranks + entries, plan, mask, mask_words,
+                         scratch, stream);
 }
 
 // The box-list NMS (Nms, NmsRotated): Source gives each candidate's box, Rule decides suppression.
+// One scratch request below the mask budget: the arrays, CUB's storage and the mask in one block.
 template <class Source, class Rule>
 Status BoxListNms(const Source& source, const Rule& rule, const float* scores, const int64_t* categories, int64_t n,
                   const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
@@ -878,10 +943,20 @@ Status BoxListNms(const Source& source, const Rule& rule, const float* scores, c
   int64_t* output = nullptr;
   if (n == 0) return allocate(0, &output);
   const int64_t by_category = categories != nullptr ? n : 0;  // the arrays only categories need
+  // A box list's mask bound; the categories' masks together hold at most n rows of ceil(n / 64) words.
+  const int64_t rows = n < shared::kNmsMaxMaskRows ? n : shared::kNmsMaxMaskRows;
+  const int64_t mask_bound = categories != nullptr ? n * ((rows + kNmsTile - 1) / kNmsTile) : MaskBoundOf(n);
+  size_t cub_bytes = 0;
+  OPBRIDGE_RETURN_IF_ERROR((NeedForSortPairs<uint32_t, int32_t>(n, 32, &cub_bytes, stream)));
+  if (categories != nullptr) {
+    OPBRIDGE_RETURN_IF_ERROR((NeedForSortPairs<uint64_t, int32_t>(n, 64, &cub_bytes, stream)));
+    OPBRIDGE_RETURN_IF_ERROR(NeedForScan(n + 1, true, &cub_bytes, stream));
+  }
   const size_t bytes = Suppression<Box>::ProblemBytes(n, n) + Suppression<Box>::CandidateBytes(n) +
-                       ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) +
-                       ArenaBytes<int32_t>(by_category) + ArenaBytes<uint64_t>(by_category) * 2 +
-                       ArenaBytes<int64_t>(by_category + 1) + ArenaBytes<int64_t>(1);
+                       ArenaBytes<uint32_t>(n) * 2 + ArenaBytes<int32_t>(n) + ArenaBytes<int32_t>(by_category) +
+                       ArenaBytes<uint64_t>(by_category) * 2 + ArenaBytes<int64_t>(by_category + 1) +
+                       ArenaBytes<int64_t>(1) + ArenaBytes<uint64_t>(MaskInBlock(mask_bound)) +
+                       ArenaBytes<char>(static_cast<int64_t>(cub_bytes));
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
@@ -896,13 +971,15 @@ Status BoxListNms(const Source& source, const Rule& rule, const float* scores, c
   auto* sorted_category_keys = arena.Take<uint64_t>(by_category);
   auto* runs = arena.Take<int64_t>(by_category + 1);
   auto* total = arena.Take<int64_t>(1);
+  auto* mask = arena.Take<uint64_t>(MaskInBlock(mask_bound));
+  const CubStorage cub_storage{arena.Take<char>(static_cast<int64_t>(cub_bytes)), cub_bytes};
   ScoreKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(scores, n, keys, positions);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel", stream));
   if (categories == nullptr) {
-    OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, a.sorted_positions, n, 32, device_scratch, stream));
+    OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, a.sorted_positions, n, 32, cub_storage, stream));
     SingleProblemKernel<<<1, 1, 0, stream>>>(n, a.problems, a.problem_count);
     OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS key kernel", stream));
-    OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, rule, n, 1, MaskBoundOf(n), device_scratch, stream));
+    OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, rule, n, 1, mask_bound, mask, device_scratch, stream));
     int64_t count = 0;
     OPBRIDGE_RETURN_IF_ERROR(CopyCountToHost(a.kept_counts, &count, "copying the NMS output count to the host", stream));
     OPBRIDGE_RETURN_IF_ERROR(allocate(count, &output));
@@ -911,29 +988,26 @@ Status BoxListNms(const Source& source, const Rule& rule, const float* scores, c
     return LaunchStatus("the NMS output kernel", stream);
   }
   // A problem per category: the score order, then a stable sort by category, and its runs.
-  OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, by_score, n, 32, device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, by_score, n, 32, cub_storage, stream));
   CategoryKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(categories, by_score, n, category_keys);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS category kernel", stream));
   OPBRIDGE_RETURN_IF_ERROR(SortPairs(category_keys, sorted_category_keys, by_score, a.sorted_positions, n, 64,
-                                     device_scratch, stream));
+                                     cub_storage, stream));
   RunStartsKernel<<<BlocksFor(n + 1), kThreads, 0, stream>>>(sorted_category_keys, n, runs);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS category kernel", stream));
-  OPBRIDGE_RETURN_IF_ERROR(ExclusiveSumInPlace(runs, n + 1, device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(ExclusiveSumInPlace(runs, n + 1, cub_storage, stream));
   RunBeginsKernel<<<BlocksFor(n + 1), kThreads, 0, stream>>>(runs, n, a.problems, a.problem_count);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS category kernel", stream));
   RunCountsKernel<<<BlocksFor(n), kThreads, 0, stream>>>(n, a.problem_count, a.problems);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS category kernel", stream));
-  // The categories' masks together hold at most n rows of ceil(n / 64) words.
-  const int64_t rows = n < shared::kNmsMaxMaskRows ? n : shared::kNmsMaxMaskRows;
-  const int64_t bound = n * ((rows + kNmsTile - 1) / kNmsTile);
-  OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, rule, n, n, bound, device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(Suppress(a, source, rule, n, n, mask_bound, mask, device_scratch, stream));
   // The kept boxes of every category in one score order.
   UnkeptKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(n, keys, positions);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS output kernel", stream));
   KeptKeysKernel<<<BlocksFor(n), kThreads, 0, stream>>>(a.problems, runs, a.kept_counts, a.kept_positions, scores, n,
                                                         keys);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS output kernel", stream));
-  OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, by_score, n, 32, device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(SortPairs(keys, sorted_keys, positions, by_score, n, 32, cub_storage, stream));
   TotalKeptKernel<<<1, kPlanThreads, 0, stream>>>(a.kept_counts, a.problem_count, total);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS output kernel", stream));
   int64_t count = 0;
@@ -945,7 +1019,8 @@ Status BoxListNms(const Source& source, const Rule& rule, const float* scores, c
 }
 
 // The multi-class NMS (MulticlassNms, MulticlassNmsRotated): params' score threshold and cap (its
-// iou_threshold is the rule's), boxes from Source, suppression by Rule.
+// iou_threshold is the rule's), boxes from Source, suppression by Rule. Two scratch requests: the
+// problems' and entries' arrays, then the candidates' (SegmentedSuppress).
 template <class Source, class Rule>
 Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, const Rule& rule, const float* scores,
                        int64_t batch, int64_t classes, int64_t n, const AllocateRows& allocate,
@@ -957,13 +1032,12 @@ Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, 
   const int64_t cap = params.max_output_boxes_per_class < 0 || params.max_output_boxes_per_class > n
                           ? n : params.max_output_boxes_per_class;
   if (problems == 0 || cap == 0) return allocate(0, &output);
-  const int64_t slots = problems * cap;
-  size_t scan_bytes = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, static_cast<int64_t*>(nullptr),
-                                                                   static_cast<int64_t*>(nullptr), problems, stream),
-                                     "sizing the NMS row scan"));
+  const int64_t entries = problems * n, slots = problems * cap;
+  size_t segment_bytes = 0, scan_bytes = 0;
+  OPBRIDGE_RETURN_IF_ERROR(SegmentArrays::Bytes(entries, problems, &segment_bytes, stream));
+  OPBRIDGE_RETURN_IF_ERROR(NeedForScan(problems, false, &scan_bytes, stream));
   const size_t bytes = Suppression<Box>::ProblemBytes(problems, slots) + ArenaBytes<int64_t>(problems) +
-                       ArenaBytes<int64_t>(1) + ArenaBytes<char>(static_cast<int64_t>(scan_bytes));
+                       ArenaBytes<int64_t>(1) + ArenaBytes<char>(static_cast<int64_t>(scan_bytes)) + segment_bytes;
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
@@ -971,14 +1045,14 @@ Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, 
   a.CarveProblems(&arena, problems, slots);
   auto* offsets = arena.Take<int64_t>(problems);
   auto* total = arena.Take<int64_t>(1);
-  auto* scan_temp = arena.Take<char>(static_cast<int64_t>(scan_bytes));
+  const CubStorage row_scan{arena.Take<char>(static_cast<int64_t>(scan_bytes)), scan_bytes};
+  SegmentArrays segments;
+  segments.Carve(&arena, entries, problems, segment_bytes);
   const shared::MulticlassLayout layout{scores, n, params.score_threshold};
   std::optional<ScratchBlock> candidate_block;
   OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, n, cap, problems * MaskBoundOf(n), true,
-                                             &a, &candidate_block, device_scratch, stream));
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(scan_temp, scan_bytes, a.kept_counts, offsets,
-                                                                   problems, stream),
-                                     "the NMS row scan"));
+                                             segments, &a, &candidate_block, device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(ExclusiveSum(a.kept_counts, offsets, problems, row_scan, stream));
   TotalKernel<<<1, 1, 0, stream>>>(offsets, a.kept_counts, problems, total);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS row count kernel", stream));
   int64_t rows = 0;
@@ -990,7 +1064,8 @@ Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, 
   return LaunchStatus("the NMS output kernel", stream);
 }
 
-// TensorRT's batched NMS, axis-aligned or rotated: boxes from Source, suppression by Rule.
+// TensorRT's batched NMS, axis-aligned or rotated: boxes from Source, suppression by Rule. Two
+// scratch requests, as MulticlassNmsOf's.
 template <class Source, class Rule>
 Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, const Rule& rule, const float* boxes,
                        int64_t loc_classes, const float* scores, int64_t batch, int64_t num_boxes, int64_t classes,
@@ -1002,12 +1077,17 @@ Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, 
   TrtDefaultsKernel<<<BlocksFor(rows), kThreads, 0, stream>>>(rows, params.rotated ? 6 : 5, dets, labels, index);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS output kernel", stream));
   if (num_boxes == 0 || classes == 0) return Status::Ok();
-  const int64_t problems = batch * classes;
+  const int64_t problems = batch * classes, entries = problems * num_boxes;
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
   // A class contributes at most keep_topk detections to its image: it keeps at most that many.
   const int64_t capacity = keep < top_k ? keep : top_k, merged = problems * capacity;
+  const int merge_bits = 32 + BitsFor(batch);
+  size_t segment_bytes = 0, sort_bytes = 0;
+  OPBRIDGE_RETURN_IF_ERROR(SegmentArrays::Bytes(entries, problems, &segment_bytes, stream));
+  OPBRIDGE_RETURN_IF_ERROR((NeedForSortPairs<uint64_t, int64_t>(merged, merge_bits, &sort_bytes, stream)));
   const size_t bytes = Suppression<Box>::ProblemBytes(problems, merged) + ArenaBytes<uint64_t>(merged) * 2 +
-                       ArenaBytes<int64_t>(merged) * 2;
+                       ArenaBytes<int64_t>(merged) * 2 + ArenaBytes<char>(static_cast<int64_t>(sort_bytes)) +
+                       segment_bytes;
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
@@ -1017,16 +1097,19 @@ Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, 
   auto* merged_keys = arena.Take<uint64_t>(merged);
   auto* merge_entries = arena.Take<int64_t>(merged);
   auto* merged_entries = arena.Take<int64_t>(merged);
+  const CubStorage merge_sort{arena.Take<char>(static_cast<int64_t>(sort_bytes)), sort_bytes};
+  SegmentArrays segments;
+  segments.Carve(&arena, entries, problems, segment_bytes);
   const shared::TrtLayout layout{scores, num_boxes, classes, params.background_label_id, params.score_threshold};
   std::optional<ScratchBlock> candidate_block;
   OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, top_k, capacity,
-                                             problems * MaskBoundOf(top_k), false, &a, &candidate_block,
+                                             problems * MaskBoundOf(top_k), false, segments, &a, &candidate_block,
                                              device_scratch, stream));
   MergeKeysKernel<<<BlocksFor(merged), kThreads, 0, stream>>>(scores, num_boxes, classes, capacity, a.kept_counts,
                                                              a.kept_positions, merged, merge_keys, merge_entries);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel", stream));
-  OPBRIDGE_RETURN_IF_ERROR(SortPairs(merge_keys, merged_keys, merge_entries, merged_entries, merged,
-                                     32 + BitsFor(batch), device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(
+      SortPairs(merge_keys, merged_keys, merge_entries, merged_entries, merged, merge_bits, merge_sort, stream));
   const int64_t per_image = keep < classes * capacity ? keep : classes * capacity;
   TrtDetectionsKernel<<<BlocksFor(batch * per_image), kThreads, 0, stream>>>(
       params, boxes, loc_classes, scores, num_boxes, classes, capacity, a.kept_positions, merged_keys, merged_entries,
@@ -1095,9 +1178,13 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   int64_t* output = nullptr;
   const int64_t problems = batch * classes, entries = problems * n;
   if (entries == 0) return allocate(0, &output);
+  size_t segment_bytes = 0, scan_bytes = 0;
+  OPBRIDGE_RETURN_IF_ERROR(SegmentArrays::Bytes(entries, problems, &segment_bytes, stream));
+  OPBRIDGE_RETURN_IF_ERROR(NeedForScan(entries, false, &scan_bytes, stream));
   const size_t bytes = Suppression<NmsBox>::ProblemBytes(problems, entries) + ArenaBytes<uint8_t>(entries) +
                        ArenaBytes<int32_t>(entries) + ArenaBytes<unsigned long long>(entries) +
-                       ArenaBytes<int64_t>(entries) + ArenaBytes<int64_t>(1);
+                       ArenaBytes<int64_t>(entries) + ArenaBytes<int64_t>(1) +
+                       ArenaBytes<char>(static_cast<int64_t>(scan_bytes)) + segment_bytes;
   ScratchBlock block(device_scratch, bytes);
   if (block.data() == nullptr) return OutOfScratch(bytes);
   Arena arena(block.data(), bytes);
@@ -1108,14 +1195,17 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   auto* counts = arena.Take<unsigned long long>(entries);
   auto* offsets = arena.Take<int64_t>(entries);
   auto* total = arena.Take<int64_t>(1);
+  const CubStorage row_scan{arena.Take<char>(static_cast<int64_t>(scan_bytes)), scan_bytes};
+  SegmentArrays segments;
+  segments.Carve(&arena, entries, problems, segment_bytes);
   // Every box of every problem, in processing order (the candidates' places are the entries'):
   // suppression with mmdeploy's rule, no cap.
   const shared::NmsBoxSource source{boxes, classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
   std::optional<ScratchBlock> candidate_block;
   OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(shared::MatchLayout{scores, n}, source, rule, problems, n, n,
-                                             problems * MaskBoundOf(n), false, &a, &candidate_block, device_scratch,
-                                             stream));
+                                             problems * MaskBoundOf(n), false, segments, &a, &candidate_block,
+                                             device_scratch, stream));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(kept, 0, static_cast<size_t>(entries), stream),
                                      "clearing the NMSMatch flags"));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(counts, 0, static_cast<size_t>(entries) * sizeof(*counts), stream),
@@ -1129,16 +1219,7 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   // The rows' offsets: an exclusive scan of the counts in problem, then processing order. The counts
   // (unsigned for atomicAdd) are below 2^63, so read as int64 they are the same numbers, and the scan
   // is the one the other ops' row scans instantiate.
-  auto* signed_counts = reinterpret_cast<int64_t*>(counts);
-  size_t scan_bytes = 0;
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, signed_counts, offsets,
-                                                                   entries, stream),
-                                     "sizing the NMSMatch row scan"));
-  ScratchBlock scan_temp(device_scratch, scan_bytes);
-  if (scan_temp.data() == nullptr) return OutOfScratch(scan_bytes);
-  OPBRIDGE_RETURN_IF_ERROR(CudaError(cub::DeviceScan::ExclusiveSum(scan_temp.data(), scan_bytes, signed_counts,
-                                                                   offsets, entries, stream),
-                                     "the NMSMatch row scan"));
+  OPBRIDGE_RETURN_IF_ERROR(ExclusiveSum(reinterpret_cast<int64_t*>(counts), offsets, entries, row_scan, stream));
   MatchTotalKernel<<<1, 1, 0, stream>>>(offsets, counts, entries, total);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMSMatch row count kernel", stream));
   int64_t rows = 0;
