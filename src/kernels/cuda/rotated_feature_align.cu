@@ -7,11 +7,14 @@
 // the index math is 32-bit with one division per tile, not four 64-bit ones per thread.
 //
 // Expected time on an H100 for a mmrotate head's [2, 256, 128, 128] with 5 points: 1,024 tiles of
-// one slice (about 8 blocks per SM), 8.4 M outputs of 5 samples (4 loads each, mostly L1 hits:
-// neighbouring pixels sample neighbouring points) over 67 MB in and out: some 30-45 us, bound by the
-// samples' loads (before: 40-60 us, 16 x the taps' double cos and sin per pixel and 64-bit
-// divisions per thread); the longest chain is a lane's 32 channels of 5 samples after its tile's
-// taps.
+// one slice, 8.4 M outputs of 5 samples (4 loads each, mostly L1 hits: neighbouring pixels sample
+// neighbouring points) over 67 MB in and out: some 30-45 us, bound by the samples' loads (before:
+// 40-60 us, 16 x the taps' double cos and sin per pixel and 64-bit divisions per thread). ptxas:
+// 80 registers with 5 points on sm_75 and sm_90 (the taps held across the channel loop; before 92-95),
+// no spills, so 3 blocks of 256 threads per SM (2.6 waves of 396 on 132 SMs), each lane with 21
+// independent loads a channel: some 60 KB in flight per SM, where DRAM's rate needs ~14 KB. Capping
+// the registers at 64 (4 blocks) spills 28-60 bytes. The longest chain is a lane's 32 channels of 5
+// samples after its tile's taps.
 #include "kernels/cuda/rotated_feature_align.h"
 
 #include "kernels/cuda/launch.cuh"
