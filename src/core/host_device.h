@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__CUDACC__)
 #define OPBRIDGE_HD __host__ __device__
@@ -30,5 +31,25 @@ template <class T>
 OPBRIDGE_HD inline T Max(T a, T b) { return a < b ? b : a; }
 template <class T>
 OPBRIDGE_HD inline T Clamp(T v, T low, T high) { return v < low ? low : (high < v ? high : v); }
+
+// A float's bits, and the float of given bits.
+OPBRIDGE_HD inline uint32_t FloatBits(float v) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(v);
+#else
+  uint32_t bits;
+  memcpy(&bits, &v, sizeof(bits));
+  return bits;
+#endif
+}
+OPBRIDGE_HD inline float FloatFromBits(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float v;
+  memcpy(&v, &bits, sizeof(v));
+  return v;
+#endif
+}
 
 }  // namespace opbridge::shared

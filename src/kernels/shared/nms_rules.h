@@ -4,21 +4,10 @@
 #pragma once
 
 #include <stdint.h>
-#include <string.h>
 
 #include "core/host_device.h"
 
 namespace opbridge::shared {
-
-OPBRIDGE_HD inline uint32_t FloatBits(float v) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(v);
-#else
-  uint32_t bits;
-  memcpy(&bits, &v, sizeof(bits));
-  return bits;
-#endif
-}
 
 // A key whose ascending order is the descending order of scores, as torch.sort(descending=True)
 // orders them: NaN first (key 0, which no number maps to), then +inf ... -inf, with -0 mapped to
