@@ -14,7 +14,6 @@
 #pragma once
 
 #include <stdint.h>
-#include <string.h>
 
 #include "core/host_device.h"
 
@@ -25,11 +24,7 @@ namespace opbridge::shared {
 // field, -inf gives NaN). For NaN the scale is garbage and e_r is NaN.
 OPBRIDGE_HD inline float ScaleByPowerOfTwo(float e_r, float t, bool underflow) {
   // (bits(t) + 127) << 23 puts n + 127 in the exponent field (t's own exponent shifts out).
-  uint32_t bits;
-  memcpy(&bits, &t, sizeof bits);
-  bits = (bits + 127u) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
+  const float scale = FloatFromBits((FloatBits(t) + 127u) << 23);
   return underflow ? 0.0f : e_r * scale;
 }
 

@@ -130,9 +130,7 @@ OPBRIDGE_HD inline uint64_t SoftNmsPickKey(float score, uint32_t position, uint3
     if (position != first) return 0;
     order = 0xFFFFFFFFu;
   } else {
-    const float canonical = score == 0.0f ? 0.0f : score;
-    uint32_t bits;
-    memcpy(&bits, &canonical, sizeof bits);
+    const uint32_t bits = FloatBits(score == 0.0f ? 0.0f : score);
     order = (bits & 0x80000000u) ? ~bits : (bits | 0x80000000u);
   }
   return (static_cast<uint64_t>(order) << 32) | (0xFFFFFFFFu - position);
