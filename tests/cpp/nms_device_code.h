@@ -179,8 +179,8 @@ HostSuppression SegmentCandidatesOnHost(const Layout& layout, int64_t problems, 
   for (int64_t v = 0; v <= entries; ++v) ranks[v] = v < entries && layout.Candidate(v);  // CandidateFlagsKernel
   int64_t sum = 0;
   for (int64_t& r : ranks) sum += std::exchange(r, sum);  // the exclusive scan
-  const int64_t mask_bound = problems * shared::NmsMaskSize(std::min(limit, shared::kNmsMaxMaskRows));
-  const bool copied = mask_bound > budget_words || (count_candidates && entries > shared::kNmsCandidateCountEntries);
+  const bool copied =
+      shared::NmsPlanCopied(problems * shared::NmsMaskBound(limit), budget_words, count_candidates, entries);
   HostSuppression a;
   a.candidates = ranks[entries];
   const int64_t places = copied ? a.candidates : entries;

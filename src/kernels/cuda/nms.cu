@@ -773,19 +773,16 @@ struct PlanFigures {
 };
 
 // Step 2, once the problems are written: the plan. mask_bound: the host's bound on the call's mask
-// words; every caller's bound exceeds the budget where a problem can have more than kNmsMaxMaskRows
-// candidates (MaskBoundOf), so a call whose bound fits the budget has no problem off the mask path.
-// The plan's figures come to the host (one copy, one synchronization) where the bound would take
-// more than the budget (the mask is then allocated as the plan needs it, and the band path learns
-// its problems) or where `copy_candidates` asks for the call's *candidates; else the mask is
-// allocated at the bound, and the candidates are `entries`.
+// words (shared::NmsMaskBound's over its problems), so a call whose bound fits the budget has no
+// problem off the mask path. The figures come to the host where shared::NmsPlanCopied says, with
+// the call's *candidates (null: every entry is one); else the candidates are `entries`.
 template <class Box>
-Status Plan(const Suppression<Box>& a, int64_t mask_bound, const int64_t* candidates, bool copy_candidates,
+Status Plan(const Suppression<Box>& a, int64_t mask_bound, const int64_t* candidates, bool count_candidates,
             int64_t entries, PlanFigures* plan, Stream stream) {
   PlanKernel<<<1, kPlanThreads, 0, stream>>>(a.problems, a.problem_count, shared::kNmsMaskBudgetWords, candidates,
                                              a.totals, a.band_problems);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS planning kernel", stream));
-  if (mask_bound > shared::kNmsMaskBudgetWords || copy_candidates) {
+  if (shared::NmsPlanCopied(mask_bound, shared::kNmsMaskBudgetWords, count_candidates, entries)) {
     OPBRIDGE_RETURN_IF_ERROR(CopyCountsToHost(a.totals, plan->values, 5, "copying the NMS plan to the host", stream));
     if (candidates == nullptr) plan->values[4] = entries;
   } else {
@@ -842,11 +839,6 @@ Status Suppress(const Suppression<Box>& a, const Source& source, const Rule& rul
                          scratch, stream);
 }
 
-// The mask words a problem of at most `rows` candidates can need (0 past kNmsMaxMaskRows: band path).
-int64_t MaskBoundOf(int64_t rows) {
-  return shared::NmsMaskSize(rows < shared::kNmsMaxMaskRows ? rows : shared::kNmsMaxMaskRows);
-}
-
 // What the per-(image, class) layouts' steps 1 and 2 use over all `entries` entries of `problems`
 // problems, in the caller's block: the flags' ranks, each problem's run of candidates and the scan's
 // storage.
@@ -881,9 +873,8 @@ struct SegmentArrays {
 // candidates of 1.6 M entries take some 1.5 MB there, where arrays at the entries' size took ~75 MB.
 template <class Layout, class Source, class Box, class Rule>
 Status SegmentedSuppress(const Layout& layout, const Source& source, const Rule& rule, int64_t problems, int64_t limit,
-                         int64_t room, int64_t mask_bound, bool count_candidates, const SegmentArrays& s,
-                         Suppression<Box>* a, std::optional<ScratchBlock>* candidate_block, ScratchAllocator& scratch,
-                         Stream stream) {
+                         int64_t room, bool count_candidates, const SegmentArrays& s, Suppression<Box>* a,
+                         std::optional<ScratchBlock>* candidate_block, ScratchAllocator& scratch, Stream stream) {
   const int64_t entries = problems * layout.segment;
   CandidateFlagsKernel<<<BlocksFor(entries + 1), kThreads, 0, stream>>>(layout, entries, s.ranks);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
@@ -893,9 +884,8 @@ Status SegmentedSuppress(const Layout& layout, const Source& source, const Rule&
                                                                       a->problem_count);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS candidate kernel", stream));
   PlanFigures plan;
-  OPBRIDGE_RETURN_IF_ERROR(Plan(*a, mask_bound, s.ranks + entries,
-                                count_candidates && entries > shared::kNmsCandidateCountEntries, entries, &plan,
-                                stream));
+  const int64_t mask_bound = problems * shared::NmsMaskBound(limit);  // at most `limit` rows a problem
+  OPBRIDGE_RETURN_IF_ERROR(Plan(*a, mask_bound, s.ranks + entries, count_candidates, entries, &plan, stream));
   const int64_t candidates = plan.candidates();
   // The mask the plan needs now goes in the candidates' block, unless the band path's problems make
   // it take one of its own later (SuppressInBands) — the mask itself is known here either way.
@@ -945,7 +935,7 @@ Status BoxListNms(const Source& source, const Rule& rule, const float* scores, c
   const int64_t by_category = categories != nullptr ? n : 0;  // the arrays only categories need
   // A box list's mask bound; the categories' masks together hold at most n rows of ceil(n / 64) words.
   const int64_t rows = n < shared::kNmsMaxMaskRows ? n : shared::kNmsMaxMaskRows;
-  const int64_t mask_bound = categories != nullptr ? n * ((rows + kNmsTile - 1) / kNmsTile) : MaskBoundOf(n);
+  const int64_t mask_bound = categories != nullptr ? n * ((rows + kNmsTile - 1) / kNmsTile) : shared::NmsMaskBound(n);
   size_t cub_bytes = 0;
   OPBRIDGE_RETURN_IF_ERROR((NeedForSortPairs<uint32_t, int32_t>(n, 32, &cub_bytes, stream)));
   if (categories != nullptr) {
@@ -1050,8 +1040,8 @@ Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, 
   segments.Carve(&arena, entries, problems, segment_bytes);
   const shared::MulticlassLayout layout{scores, n, params.score_threshold};
   std::optional<ScratchBlock> candidate_block;
-  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, n, cap, problems * MaskBoundOf(n), true,
-                                             segments, &a, &candidate_block, device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, n, cap, true, segments, &a,
+                                             &candidate_block, device_scratch, stream));
   OPBRIDGE_RETURN_IF_ERROR(ExclusiveSum(a.kept_counts, offsets, problems, row_scan, stream));
   TotalKernel<<<1, 1, 0, stream>>>(offsets, a.kept_counts, problems, total);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the NMS row count kernel", stream));
@@ -1102,9 +1092,8 @@ Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, 
   segments.Carve(&arena, entries, problems, segment_bytes);
   const shared::TrtLayout layout{scores, num_boxes, classes, params.background_label_id, params.score_threshold};
   std::optional<ScratchBlock> candidate_block;
-  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, top_k, capacity,
-                                             problems * MaskBoundOf(top_k), false, segments, &a, &candidate_block,
-                                             device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, top_k, capacity, false, segments, &a,
+                                             &candidate_block, device_scratch, stream));
   MergeKeysKernel<<<BlocksFor(merged), kThreads, 0, stream>>>(scores, num_boxes, classes, capacity, a.kept_counts,
                                                              a.kept_positions, merged, merge_keys, merge_entries);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the batched NMS merge kernel", stream));
@@ -1203,9 +1192,8 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   const shared::NmsBoxSource source{boxes, classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
   std::optional<ScratchBlock> candidate_block;
-  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(shared::MatchLayout{scores, n}, source, rule, problems, n, n,
-                                             problems * MaskBoundOf(n), false, segments, &a, &candidate_block,
-                                             device_scratch, stream));
+  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(shared::MatchLayout{scores, n}, source, rule, problems, n, n, false,
+                                             segments, &a, &candidate_block, device_scratch, stream));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(kept, 0, static_cast<size_t>(entries), stream),
                                      "clearing the NMSMatch flags"));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(counts, 0, static_cast<size_t>(entries) * sizeof(*counts), stream),

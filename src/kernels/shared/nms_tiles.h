@@ -147,6 +147,23 @@ OPBRIDGE_HD inline int64_t NmsMaskSize(int64_t rows) {
   return rows <= kNmsMaxMaskRows ? rows * ((rows + kNmsTile - 1) / kNmsTile) : 0;
 }
 
+// The mask words a problem of at most `rows` candidates can need (past kNmsMaxMaskRows: as many as
+// kNmsMaxMaskRows take, so that a call's bound exceeds the budget where a problem may take the band
+// path).
+OPBRIDGE_HD inline int64_t NmsMaskBound(int64_t rows) {
+  return NmsMaskSize(rows < kNmsMaxMaskRows ? rows : kNmsMaxMaskRows);
+}
+
+// Whether a call's plan comes to the host (one copy, one synchronization): where its mask bound would
+// take more than the budget (the mask is then allocated as the plan needs it, and the band path learns
+// its problems), or where a call that may wait for its candidates' count (count_candidates) has more
+// than kNmsCandidateCountEntries entries. Else the mask is allocated at the bound and the candidates'
+// arrays at the entries.
+OPBRIDGE_HD inline bool NmsPlanCopied(int64_t mask_bound, int64_t budget_words, bool count_candidates,
+                                      int64_t entries) {
+  return mask_bound > budget_words || (count_candidates && entries > kNmsCandidateCountEntries);
+}
+
 // The plan of a call's problems (their begin, count, kept_begin and kept_room set): each problem's
 // words, and for those on the mask path their mask_begin and pair_begin (every (row tile, column tile)
 // pair; the mask launch skips the lower ones). A problem takes the mask path when it can
