@@ -7,16 +7,9 @@
 
 namespace {
 
+// The glue's dtype names (numpy's spelling), and "T" for the op's type parameter.
 const char* TypeName(ONNXTensorElementDataType t) {
-  switch (t) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return "float32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return "float16";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return "float64";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return "int64";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return "int32";
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED: return "T";  // the op's type parameter
-    default: return "other";
-  }
+  return t == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED ? "T" : opbridge::ort::DtypeName(t);
 }
 
 void PrintTensors(const std::vector<opbridge::ort::TensorSpec>& specs) {

@@ -51,13 +51,16 @@ def _cmd_ops(args) -> int:
     cuda_line, cuda_here = _cuda_twins_line()
     names = max(len(f"{domain}::{name}") for domain, name, _ in manifest.identities()) + 2
     width = max(len(op.kernel) for _, _, op in manifest.identities()) + 2
-    print(f"{'identity':<{names}}{'kernel':<{width}}{'providers':<11}inputs -> outputs")
+    # dtypes: the manifest's data types of the op (its type parameter T's, where it has one).
+    types = max(len(",".join(op.dtypes)) for _, _, op in manifest.identities()) + 2
+    print(f"{'identity':<{names}}{'kernel':<{width}}{'providers':<11}{'dtypes':<{types}}inputs -> outputs")
     for domain, name, op in manifest.identities():
         identity = f"{domain}::{name}"
         providers = [p for p in op.providers(identity) if p != "CUDA" or cuda_here]
         ins = ", ".join(t.name for t in op.inputs)
         outs = ", ".join(t.name for t in op.outputs)
-        print(f"{identity:<{names}}{op.kernel:<{width}}{'+'.join(providers):<11}({ins}) -> ({outs})")
+        print(f"{identity:<{names}}{op.kernel:<{width}}{'+'.join(providers):<11}{','.join(op.dtypes):<{types}}"
+              f"({ins}) -> ({outs})")
     print(f"\nONNX Runtime here: {_onnxruntime_line()}")
     print(f"CUDA kernels on this machine: {cuda_line}")
     return 0

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kernels/shared/half_storage.h"
+
 namespace opbridge {
 
 Status CheckRoiSampleBudget(int64_t roi, int64_t grid_h, int64_t grid_w, int64_t out_h, int64_t out_w) {
@@ -41,9 +43,10 @@ Status CheckRoiAlignShapes(const Shape& input, const Shape& rois) {
   return Status::Ok();
 }
 
-Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int64_t row_size) {
+template <class R>
+Status CheckRoiAlignRois(const R* rois, int64_t num_rois, int64_t batch, int64_t row_size) {
   for (int64_t r = 0; r < num_rois; ++r) {
-    const float b = rois[r * row_size];
+    const float b = shared::Load(rois + r * row_size);
     if (!shared::IsRoiBatchIndex(b, batch)) {
       return Status::Error("rois[", r, ", 0] is the batch index and must lie in [0, ", batch,
                            ") after truncation toward zero, got ", b);
@@ -51,6 +54,10 @@ Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int
   }
   return Status::Ok();
 }
+
+template Status CheckRoiAlignRois<float>(const float*, int64_t, int64_t, int64_t);
+template Status CheckRoiAlignRois<shared::Float16>(const shared::Float16*, int64_t, int64_t, int64_t);
+template Status CheckRoiAlignRois<shared::BFloat16>(const shared::BFloat16*, int64_t, int64_t, int64_t);
 
 Shape RoiAlignOutputShape(const RoiAlignParams& p, const Shape& input, const Shape& rois) {
   return {rois[0], input[1], p.output_height, p.output_width};

@@ -12,6 +12,11 @@
 
 namespace opbridge {
 
+namespace shared {
+struct Float16;
+struct BFloat16;
+}  // namespace shared
+
 enum class RoiPoolMode { kAvg = 0, kMax = 1 };
 
 struct RoiAlignParams {
@@ -42,8 +47,10 @@ Status CheckRoiAlignParams(const RoiAlignParams& params);
 // Shape rules: input [N, C, H, W], rois [R, 5].
 Status CheckRoiAlignShapes(const Shape& input, const Shape& rois);
 // Data rules: every batch index rois[r, 0] truncates to an integer in [0, N). Rows hold
-// row_size values (5 for boxes, 6 for rotated boxes).
-Status CheckRoiAlignRois(const float* rois, int64_t num_rois, int64_t batch, int64_t row_size = 5);
+// row_size values (5 for boxes, 6 for rotated boxes), stored as R: float, shared::Float16 or
+// shared::BFloat16 (kernels/shared/half_storage.h).
+template <class R>
+Status CheckRoiAlignRois(const R* rois, int64_t num_rois, int64_t batch, int64_t row_size = 5);
 // [R, C, output_height, output_width]
 Shape RoiAlignOutputShape(const RoiAlignParams& params, const Shape& input, const Shape& rois);
 

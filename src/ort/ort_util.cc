@@ -289,6 +289,36 @@ bool TakesDtype(const OpSchema& schema, const TensorSpec& spec, ONNXTensorElemen
   return false;
 }
 
+// The inputs of the type parameter T take one dtype together (RoIAlign's features and RoIs are both
+// float16, or both float32): the first such input's dtype, which each later one must have.
+class TypeParameter {
+ public:
+  explicit TypeParameter(const OpSchema& schema) : schema_(schema) {}
+  Status Check(size_t index, ONNXTensorElementDataType type) {
+    const TensorSpec& spec = InputSpec(schema_, index);
+    if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+    if (first_ == nullptr) {
+      first_ = &spec;
+      first_index_ = index;
+      type_ = type;
+      return Status::Ok();
+    }
+    if (type == type_) return Status::Ok();
+    return Status::Error("input '", spec.name, "'", Which(spec, index), " has dtype ", DtypeName(type), " and input '",
+                         first_->name, "'", Which(*first_, first_index_), " ", DtypeName(type_),
+                         ": the op takes one dtype for both (one of ", TakenDtypes(schema_, spec), ")");
+  }
+
+ private:
+  static std::string Which(const TensorSpec& spec, size_t index) {
+    return spec.variadic ? " (input " + std::to_string(index) + ")" : std::string();
+  }
+  const OpSchema& schema_;
+  const TensorSpec* first_ = nullptr;
+  size_t first_index_ = 0;
+  ONNXTensorElementDataType type_ = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+};
+
 }  // namespace
 
 Status CheckInputType(const OpSchema& schema, size_t index, ONNXTensorElementDataType type) {
@@ -305,6 +335,7 @@ Status CheckInputType(const OpSchema& schema, size_t index, ONNXTensorElementDat
 Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema& schema) {
   size_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(InputCount(api, ctx, &count));
+  TypeParameter t(schema);
   for (size_t i = 0; i < count; ++i) {
     const OrtValue* value = nullptr;
     OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelContext_GetInput(ctx, i, &value)));
@@ -316,6 +347,7 @@ Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema&
     api.ReleaseTensorTypeAndShapeInfo(info);
     OPBRIDGE_RETURN_IF_ERROR(status);
     OPBRIDGE_RETURN_IF_ERROR(CheckInputType(schema, i, type));
+    OPBRIDGE_RETURN_IF_ERROR(t.Check(i, type));
   }
   return Status::Ok();
 }
@@ -325,6 +357,7 @@ Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSch
   size_t count = 0;
   OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.KernelInfo_GetInputCount(info, &count)));
   bool complete = true;
+  TypeParameter t(schema);
   for (size_t i = 0; i < count; ++i) {
     OrtTypeInfo* type_info = nullptr;
     // An absent optional input has no type: nothing to check (then or at run time).
@@ -346,6 +379,7 @@ Status CheckInputTypes(const OrtApi& api, const OrtKernelInfo* info, const OpSch
       continue;
     }
     OPBRIDGE_RETURN_IF_ERROR(CheckInputType(schema, i, type));
+    OPBRIDGE_RETURN_IF_ERROR(t.Check(i, type));
   }
   *all_checked = complete;
   return Status::Ok();
@@ -368,13 +402,13 @@ Status InputRankAtCreation(const OrtApi& api, const OrtKernelInfo* info, size_t 
 }
 
 Status AllocateBoundedOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
-                             void** data) {
+                             void** data, ONNXTensorElementDataType type) {
   OPBRIDGE_RETURN_IF_ERROR(CheckCallOutputElements(shape));
-  return AllocateOutput(api, ctx, index, shape, data);
+  return AllocateOutput(api, ctx, index, shape, data, type);
 }
 
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
-                      void** data) {
+                      void** data, ONNXTensorElementDataType type) {
   // The ops compute output shapes from attributes and input shapes, which can be anything: a
   // shape whose byte size does not fit in memory's address range is an error here rather than
   // an overflow in ORT's size arithmetic. (8 bytes: the widest element type the ops write.)
@@ -388,6 +422,20 @@ Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, co
   if (!status.ok()) {  // usually out of memory; ORT's message alone names its allocator's source file
     return Status::Error("could not allocate output ", index, " of shape ", ShapeToString(shape), ": ",
                          status.message());
+  }
+  if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
+    // An output of the type parameter T has its inputs' dtype, as shape inference tells ORT; a
+    // graph that types it otherwise would have the kernel write elements of another size.
+    OrtTensorTypeAndShapeInfo* info = nullptr;
+    OPBRIDGE_RETURN_IF_ERROR(FromOrtStatus(api, api.GetTensorTypeAndShape(value, &info)));
+    ONNXTensorElementDataType allocated = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    status = FromOrtStatus(api, api.GetTensorElementType(info, &allocated));
+    api.ReleaseTensorTypeAndShapeInfo(info);
+    OPBRIDGE_RETURN_IF_ERROR(status);
+    if (allocated != type) {
+      return Status::Error("output ", index, " has dtype ", DtypeName(allocated), " in the graph; the op writes ",
+                           DtypeName(type), ", its inputs' dtype");
+    }
   }
   return FromOrtStatus(api, api.GetTensorMutableData(value, data));
 }

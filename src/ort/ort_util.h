@@ -14,6 +14,7 @@
 #include "core/scratch.h"
 #include "core/shape.h"
 #include "core/status.h"
+#include "kernels/shared/half_storage.h"
 
 namespace opbridge::ort {
 
@@ -116,12 +117,28 @@ Status CheckInputTypes(const OrtApi& api, OrtKernelContext* ctx, const OpSchema&
 Status InputRankAtCreation(const OrtApi& api, const OrtKernelInfo* info, size_t index, int64_t* rank);
 // The number of inputs the node has (with variadic inputs, more than the schema lists).
 Status InputCount(const OrtApi& api, OrtKernelContext* ctx, size_t* count);
+// With `type` (an output of the type parameter T: the dtype the op writes), an output the graph
+// types otherwise is an error rather than written in elements of another size.
 Status AllocateOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
-                      void** data);
+                      void** data, ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED);
 // AllocateOutput for the ops under the per-call work limits (core/work_limits.h): an output of more
 // than kMaxCallOutputElements elements is the limit's error instead.
 Status AllocateBoundedOutput(const OrtApi& api, OrtKernelContext* ctx, size_t index, const Shape& shape,
-                             void** data);
+                             void** data,
+                             ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED);
+
+// Calls run(T{}) with T the storage type of float element type `type`: float, shared::Float16 or
+// shared::BFloat16 (kernels/shared/half_storage.h), for the ops whose type parameter T takes them.
+// Another type is an error (the session's type check reports it first).
+template <class Run>
+Status ForFloatStorage(ONNXTensorElementDataType type, const Run& run) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return run(float{});
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return run(shared::Float16{});
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: return run(shared::BFloat16{});
+    default: return Status::Error("internal error: a float kernel was given dtype ", DtypeName(type));
+  }
+}
 
 // Scratch memory for one Compute call from the session's CPU allocator (ORT's arena reuses it
 // across calls), as the kernels' ScratchAllocator. Open() once before use; then Allocate and Free may

@@ -129,10 +129,12 @@ TEST(RoiAlign, AbsurdAdaptiveGridIsAnError) {
 // functions, compiled for the host, must match the CPU kernel bit for bit on every output (the same
 // samples, weights and order of operations: the CPU kernel shares each row's sums among the bins, the
 // device code recomputes them per bin), and give NaN where the CPU op reports a bad RoI.
-std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, const std::vector<float>& rois,
-                                 int64_t tile_channels = 2) {
+// T is the storage type of the map, the RoIs and the output (float, Float16 or BFloat16).
+template <class T>
+std::vector<T> RunDeviceCodeOf(const RoiAlignParams& p, const Feature& f, const std::vector<T>& data,
+                               const std::vector<T>& rois, int64_t tile_channels = 2) {
   const int64_t r = static_cast<int64_t>(rois.size() / 5), bins = p.output_height * p.output_width;
-  std::vector<float> out(static_cast<size_t>(r * f.c * bins), -1.0f);
+  std::vector<T> out(static_cast<size_t>(r * f.c * bins));
   for (int64_t roi = 0; roi < r; ++roi) {
     for (int64_t first = 0; first < f.c; first += tile_channels) {  // a block per (RoI, tile)
       const shared::RoiPlan plan = shared::MakeRoiPlan(p, rois.data() + 5 * roi, f.n);
@@ -147,14 +149,20 @@ std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, cons
         }
       }
       const int64_t tile = std::min(tile_channels, f.c - first);
-      float* tile_out = out.data() + (roi * f.c + first) * bins;
+      T* tile_out = out.data() + (roi * f.c + first) * bins;
       for (int32_t e = 0; e < static_cast<int32_t>(tile * bins); ++e) {  // its threads, 32-bit indices
-        tile_out[e] = shared::RoiTileValue<int32_t>(p, plan, tapped, rows.data(), columns.data(), f.data.data(), f.c,
-                                                    static_cast<int32_t>(f.h), static_cast<int32_t>(f.w), first, e);
+        shared::Store(tile_out + e,
+                      shared::RoiTileValue<int32_t>(p, plan, tapped, rows.data(), columns.data(), data.data(), f.c,
+                                                    static_cast<int32_t>(f.h), static_cast<int32_t>(f.w), first, e));
       }
     }
   }
   return out;
+}
+
+std::vector<float> RunDeviceCode(const RoiAlignParams& p, const Feature& f, const std::vector<float>& rois,
+                                 int64_t tile_channels = 2) {
+  return RunDeviceCodeOf<float>(p, f, f.data, rois, tile_channels);
 }
 
 TEST(RoiAlignDeviceCode, MatchesTheCpuKernel) {
@@ -186,6 +194,67 @@ TEST(RoiAlignDeviceCode, MatchesTheCpuKernel) {
       }
     }
   }
+}
+
+// In half storage the CPU kernel and the device code give the same bits, and those are the float32
+// kernel's outputs on the half values, rounded once (the CPU kernel converts whole planes for a
+// group of many RoIs, and the row spans it reads for few: both are run).
+template <class T>
+void CheckHalfStorage() {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  Feature f{2, 3, 13, 17, std::vector<float>(2 * 3 * 13 * 17)};
+  for (float& v : f.data) v = static_cast<float>(u(rng) * (1 << (rng() % 24)) * 1e-3);  // 1e-3 to 8e3
+  std::vector<float> all_rois;
+  for (int r = 0; r < 40; ++r) {
+    const float x1 = 40 * u(rng), y1 = 40 * u(rng), w = 30 * std::fabs(u(rng));
+    all_rois.insert(all_rois.end(), {static_cast<float>(r % 2), x1, y1, x1 + w, y1 + w * 0.7f});
+  }
+  auto to_storage = [](const std::vector<float>& v) {
+    std::vector<T> stored(v.size());
+    for (size_t i = 0; i < v.size(); ++i) shared::Store(&stored[i], v[i]);
+    return stored;
+  };
+  auto to_float = [](const std::vector<T>& v) {
+    std::vector<float> values(v.size());
+    for (size_t i = 0; i < v.size(); ++i) values[i] = shared::Load(&v[i]);
+    return values;
+  };
+  const std::vector<T> data = to_storage(f.data);
+  Feature rounded = f;
+  rounded.data = to_float(data);
+  for (size_t count : {size_t{2}, size_t{40}}) {
+    const std::vector<float> rois_f(all_rois.begin(), all_rois.begin() + 5 * count);
+    const std::vector<T> rois = to_storage(rois_f);
+    const std::vector<float> rounded_rois = to_float(rois);
+    for (RoiPoolMode mode : {RoiPoolMode::kAvg, RoiPoolMode::kMax}) {
+      RoiAlignParams p;
+      p.output_height = 5;
+      p.output_width = 4;
+      p.spatial_scale = 0.5f;
+      p.aligned = true;
+      p.mode = mode;
+      std::vector<T> cpu(count * f.c * 20);
+      ASSERT_TRUE(cpu::RoiAlign(p, data.data(), f.n, f.c, f.h, f.w, rois.data(), static_cast<int64_t>(count),
+                                cpu.data(), SerialTaskRunner()).ok());
+      const std::vector<T> device = RunDeviceCodeOf<T>(p, f, data, rois);
+      const std::vector<float> float32 = RunRoiAlign(p, rounded, rounded_rois, SerialTaskRunner());
+      for (size_t i = 0; i < cpu.size(); ++i) {
+        ASSERT_EQ(cpu[i].bits, device[i].bits) << i;
+        T once;
+        shared::Store(&once, float32[i]);
+        ASSERT_EQ(cpu[i].bits, once.bits) << i;
+      }
+    }
+  }
+}
+
+TEST(RoiAlignDeviceCode, Float16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::Float16>();
+}
+
+TEST(RoiAlignDeviceCode, BFloat16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::BFloat16>();
 }
 
 TEST(RoiAlignDeviceCode, AHugeBinAveragesItsConstantMapExactly) {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes  # onnx's dependency: numpy has no bfloat16
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -16,7 +17,10 @@ EXPORTERS = ["dynamo", "legacy"]
 
 
 def onnx_type(dtype: str) -> int:
-    """The ONNX element type of a numpy dtype name ("float32", "int64", "bool", ...)."""
+    """The ONNX element type of a numpy dtype name ("float32", "int64", "bool", ...), or of
+    "bfloat16" (which numpy lacks)."""
+    if dtype == "bfloat16":
+        return TensorProto.BFLOAT16
     return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
 
@@ -46,6 +50,36 @@ def one_node_model(
     # An op in the default domain "" (mmcv's renamed MMCVInstanceNormalization) takes its opset.
     opsets = [helper.make_opsetid("", default_opset)] + ([helper.make_opsetid(domain, 1)] if domain else [])
     return helper.make_model(graph, opset_imports=opsets, ir_version=ir_version)
+
+
+def round_to(values: np.ndarray, dtype: str) -> np.ndarray:
+    """float32 values rounded to the nearest `dtype` value ("float16" or "bfloat16"; ties to even,
+    as torch and the kernels round), as float32."""
+    target = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    with np.errstate(over="ignore"):  # beyond the largest half value: infinity, as intended
+        return np.asarray(values, dtype=np.float32).astype(target).astype(np.float32)
+
+
+def cast_around(model: onnx.ModelProto, dtype: str, inputs: set, outputs: set) -> onnx.ModelProto:
+    """`model` (one node) with its graph inputs `inputs` and outputs `outputs` in `dtype` behind Cast
+    nodes from and to float32 graph inputs and outputs, of the same names: how the tests feed and
+    read bfloat16, which ORT's Python API cannot (numpy has no bfloat16). The float32 values fed
+    must be `dtype` values (then both casts are exact)."""
+    node = onnx.NodeProto()
+    node.CopyFrom(model.graph.node[0])
+    node.input[:] = [f"{n}_t" if n in inputs else n for n in node.input]
+    node.output[:] = [f"{n}_t" if n in outputs else n for n in node.output]
+    casts = [helper.make_node("Cast", [n], [f"{n}_t"], to=onnx_type(dtype)) for n in sorted(inputs)]
+    casts_back = [helper.make_node("Cast", [f"{n}_t"], [n], to=TensorProto.FLOAT) for n in sorted(outputs)]
+    graph_inputs = []
+    for value in model.graph.input:
+        copy = onnx.ValueInfoProto()
+        copy.CopyFrom(value)
+        if value.name in inputs:
+            copy.type.tensor_type.elem_type = TensorProto.FLOAT
+        graph_inputs.append(copy)
+    graph = helper.make_graph(casts + [node] + casts_back, model.graph.name, graph_inputs, list(model.graph.output))
+    return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
 
 
 def ort_minor() -> int:

@@ -15,7 +15,10 @@ CUDA twin):
    dtypes it takes;
 5. the output shapes ORT infers agree with the manifest's shape text, and with the shapes a run
    gives;
-6. zero-sized axes run and give outputs of the manifest's shapes.
+6. zero-sized axes run and give outputs of the manifest's shapes;
+7. in each half dtype of the type parameter T (float16, bfloat16), the outputs are the float32
+   kernel's outputs on the half-rounded inputs, rounded once, bit for bit at every thread count,
+   and the inputs of T take one dtype together.
 
 The op files (test_<op>.py) test what is particular to an op: its numerics against references, its
 edge cases and regressions, its own rules and their messages."""
@@ -28,19 +31,24 @@ import types
 import zlib
 
 import numpy as np
+import onnx
 import pytest
 
 import cuda_twins
 from conformance_cases import CASES, Case, Run
-from graphs import one_node_model, ort_minor, run, session, session_error
+from graphs import cast_around, one_node_model, ort_minor, round_to, run, session, session_error
 from opbridge import manifest
+from opbridge.tolerances import same_bits_but_nan
 
 OPS = manifest.load()
 THREADS = (2, 4)  # compared with 1
 # Declared dtypes the wrong-dtype check tries: each an input does not take.
-DTYPES = ["float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8", "bool"]
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool"]
 ORT_TYPES = {"float32": "tensor(float)", "float64": "tensor(double)", "int64": "tensor(int64)",
-             "int32": "tensor(int32)"}
+             "int32": "tensor(int32)", "float16": "tensor(float16)", "bfloat16": "tensor(bfloat16)"}
+# The half dtypes a type parameter T may take (ORT's Python API feeds float16 but not bfloat16: the
+# bfloat16 graphs take float32 and cast).
+HALF_DTYPES = ("float16", "bfloat16")
 KIND_NAMES = {"int": "an int", "float": "a float", "string": "a string", "ints": "a list of ints",
               "floats": "a list of floats"}
 MISSING = {"int": "required int attribute '{}' is missing", "float": "required float attribute '{}' is missing",
@@ -297,12 +305,26 @@ def dtype_inputs(op, identity, signature, case):
 
 def shape_runs(op, identity, signature, case):
     """The case's shape-inference inputs, each with every dtype of the type parameter T where an
-    input takes T."""
+    input takes T (bfloat16's inferred types: test_half_dtypes_give_the_float32_kernels_outputs_rounded_once)."""
     runs = [(name, r) for name, r in case.inference.items() if r.only is None or r.only(signature)]
     if not any(t.dtype == "T" for t in signature.inputs):
         return runs
     return [(f"{name}-{dtype}" if name else dtype, dataclasses.replace(r, dtype=dtype)) for name, r in runs
-            for dtype in op.dtypes]
+            for dtype in op.dtypes if dtype != "bfloat16"]
+
+
+def half_runs(op, identity, signature, case):
+    """The thread-count inputs in each half dtype of the type parameter T."""
+    if not any(t.dtype == "T" for t in signature.inputs):
+        return []
+    return [(f"{name}-{dtype}" if name else dtype, (r, dtype)) for name, r in thread_runs(op, identity, signature, case)
+            for dtype in op.dtypes if dtype in HALF_DTYPES]
+
+
+def mixed_type_inputs(op, identity, signature, case):
+    """For an op with several inputs of the type parameter T, each T input after the first."""
+    inputs = [t for t in signature.inputs if t.dtype == "T"]
+    return [(t.name, t) for t in inputs[1:]] if any(d in HALF_DTYPES for d in op.dtypes) else []
 
 
 # --- the checks -----------------------------------------------------------------------------------------
@@ -520,3 +542,66 @@ def test_inferred_output_shapes_follow_the_manifest(identity, provider, case):
                 f"output {tensor.name}: ORT infers {output.shape}, the manifest's {tensor.shape} gives "
                 f"{built.expected[tensor.name]}")
     check_free_dims(signature, form, inferred, set(seen) | set(built.env))
+
+
+# --- half precision -------------------------------------------------------------------------------------
+
+
+def half_model(built: Built, identity: str, dtype: str, cast: bool) -> onnx.ModelProto:
+    """The node of `built` with its T inputs and outputs in `dtype`: as graph inputs and outputs, or
+    with cast, behind Cast nodes from and to float32 (bfloat16, graphs.cast_around)."""
+    t_inputs = {n for n, t, _ in built.inputs if n and t.dtype == "T"}
+    t_outputs = {t.name for t in built.signature.outputs if t.dtype == "T"}
+    names = [n for n, _, _ in built.inputs]
+    model = one_node_model(identity, built.attrs, names, built.outputs, input_shapes=built.shapes,
+                           input_types={**built.input_dtypes, **{n: dtype for n in t_inputs}})
+    return cast_around(model, dtype, t_inputs, t_outputs) if cast else model
+
+
+@parametrize(half_runs)
+def test_half_dtypes_give_the_float32_kernels_outputs_rounded_once(identity, provider, case):
+    """In float16 and bfloat16 the op's outputs are the float32 kernel's outputs on the half values,
+    rounded once (the issue's semantics: float32 arithmetic, one rounding as each output is
+    written), bit for bit, at every thread count; ORT infers the outputs' dtype as T's."""
+    op, table, (run_, dtype) = payload(identity, half_runs, case)
+    built = build(op, identity, table, run_, case)
+    t_inputs = {n for n, t, _ in built.inputs if n and t.dtype == "T"}
+    t_outputs = {t.name for t in built.signature.outputs if t.dtype == "T"}
+    half_feeds = {n: round_to(v, dtype) if n in t_inputs else v for n, v in built.feeds.items()}
+    reference = run(built.model, half_feeds, provider=provider)
+    expected = [round_to(v, dtype) if n in t_outputs else v for n, v in zip(built.outputs, reference)]
+    inferred = session(half_model(built, identity, dtype, cast=False), provider=provider).get_outputs()
+    for tensor, output in zip(built.signature.outputs, inferred):
+        want = ORT_TYPES[dtype] if tensor.dtype == "T" else ORT_TYPES[built.dtypes[tensor.name]]
+        assert output.type == want, f"output {tensor.name}: ORT infers {output.type}, expected {want}"
+    cast = dtype == "bfloat16"
+    model = half_model(built, identity, dtype, cast)
+    feeds = half_feeds if cast else {n: v.astype(np.float16) if n in t_inputs else v for n, v in half_feeds.items()}
+    for threads in (1, 4):
+        outputs = run(model, feeds, threads=threads, provider=provider)
+        for name, got, want in zip(built.outputs, outputs, expected):
+            if name in t_outputs and not cast:
+                got = got.astype(np.float32)
+            assert got.dtype == want.dtype and same_bits_but_nan(want, got), (
+                f"output {name} in {dtype} ({threads} threads) is not the float32 kernel's on the {dtype} inputs "
+                f"rounded once: {int(np.sum(got != want))} of {want.size} elements differ")
+
+
+@parametrize(mixed_type_inputs)
+def test_inputs_of_the_type_parameter_take_one_dtype(identity, provider, case):
+    """The inputs of T take one dtype together: float16 features with float32 RoIs are refused when
+    the session is created, naming the identity, both inputs and their dtypes."""
+    op, table, tensor = payload(identity, mixed_type_inputs, case)
+    attrs = node_attributes(op.signature(identity), table, Run())
+    _, built = valid_model(op, identity, table, attrs)
+    names = [n for n, _, _ in built.inputs]
+    first = next(t for _, t, _ in built.inputs if t.dtype == "T")
+    _, listed = taken_dtypes("T", op)
+    for dtype in (d for d in op.dtypes if d != op.dtypes[0]):
+        types_ = {**built.input_dtypes, **{n: dtype for n, t, _ in built.inputs if n and t.dtype == "T"},
+                  **{n: op.dtypes[0] for n, t, _ in built.inputs if t.name == tensor.name}}
+        model = one_node_model(identity, attrs, names, built.outputs, input_types=types_)
+        message = session_error(model, provider)
+        expected = (f"{identity}: input '{tensor.name}' has dtype {op.dtypes[0]} and input '{first.name}' {dtype}: "
+                    f"the op takes one dtype for both (one of {listed})")
+        assert expected in message, message

@@ -77,7 +77,11 @@ def test_cuda_twins_are_registered_only_where_the_driver_can_run_them(capsys):
     from opbridge.cli import main
 
     assert main(["ops"]) == 0
-    last = capsys.readouterr().out.strip().splitlines()[-1]
+    lines = capsys.readouterr().out.strip().splitlines()
+    last = lines[-1]
+    # Each identity's data types, from the manifest: RoIAlign's T takes the half types.
+    (roi_align,) = [line.split() for line in lines if line.startswith("mmcv::MMCVRoiAlign ")]
+    assert roi_align[3] == "float32,float16,bfloat16", roi_align
     if info["cuda_twins"]:
         assert last.startswith("CUDA kernels on this machine: registered by ")
     else:

@@ -12,17 +12,20 @@ import pytest
 import torch
 import torchvision
 
-from graphs import assert_close, one_node_model, run, run_error, session_error
+from graphs import assert_close, cast_around, one_node_model, round_to, run, run_error, session_error
 from opbridge import manifest
+from opbridge.tolerances import same_bits_but_nan, tolerance
 
 IDENTITIES = manifest.load()["roi_align"].identities
 
 
-def roi_model(identity="opbridge::RoiAlign", **attrs):
+def roi_model(identity="opbridge::RoiAlign", dtype="float32", **attrs):
+    """The node with inputs and output in `dtype` (bfloat16 behind casts from and to float32)."""
     full = dict(output_height=7, output_width=7, spatial_scale=1.0, sampling_ratio=0, mode="avg", aligned=1)
     full.update(attrs)
     full = {k: v for k, v in full.items() if v is not None}
-    return one_node_model(identity, full, ["input", "rois"], ["output"])
+    model = one_node_model(identity, full, ["input", "rois"], ["output"], input_types={"input": dtype, "rois": dtype})
+    return cast_around(model, dtype, {"input", "rois"}, {"output"}) if dtype == "bfloat16" else model
 
 
 def make_rois(rng, count, batch, height, width, scale, inverted=True):
@@ -286,3 +289,86 @@ def test_far_inverted_box_has_no_samples(mode):
     (out,) = run(roi_model(mode=mode, output_height=2, output_width=2), {"input": np.ones((1, 1, 4, 4), np.float32), "rois": rois})
     np.testing.assert_array_equal(out, 0.0)
 
+
+# --- half precision: float16 and bfloat16 storage, float32 arithmetic ------------------------------------
+
+HALF = ["float16", "bfloat16"]
+
+
+def run_half(dtype, x, rois, **attrs) -> np.ndarray:
+    """The op's output in `dtype` on x and rois rounded to `dtype`, as float32."""
+    feeds = {"input": round_to(x, dtype), "rois": round_to(rois, dtype)}
+    if dtype == "float16":
+        feeds = {k: v.astype(np.float16) for k, v in feeds.items()}
+    (out,) = run(roi_model(dtype=dtype, **attrs), feeds)
+    assert out.dtype == (np.float16 if dtype == "float16" else np.float32)
+    return out.astype(np.float32)
+
+
+def float32_kernel_rounded(dtype, x, rois, **attrs) -> np.ndarray:
+    """What the half op must give: the float32 op's output on the half values, rounded once."""
+    (out,) = run(roi_model(**attrs), {"input": round_to(x, dtype), "rois": round_to(rois, dtype)})
+    return round_to(out, dtype)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("sampling,aligned,mode", [(0, 1, "avg"), (2, 0, "avg"), (0, 1, "max")])
+@pytest.mark.parametrize("count", [3, 300])  # RoIs: the kernel converts the rows they read, or whole planes
+def test_half_is_the_float32_result_rounded_once(dtype, sampling, aligned, mode, count):
+    """Against torchvision's float32 roi_align on the half values (what autocast runs), rounded: within
+    the half tolerance; and within half an ulp of the op's own float32 result (one rounding)."""
+    rng = np.random.default_rng(zlib.crc32(f"half/{dtype}/{sampling}/{aligned}/{mode}/{count}".encode()))
+    x = rng.standard_normal((2, 16, 40, 50)).astype(np.float32)
+    rois = make_rois(rng, count, 2, 40, 50, 0.5)
+    attrs = dict(spatial_scale=0.5, sampling_ratio=sampling, aligned=aligned, mode=mode)
+    got = run_half(dtype, x, rois, **attrs)
+    (exact,) = run(roi_model(**attrs), {"input": round_to(x, dtype), "rois": round_to(rois, dtype)})
+    spacing = np.spacing(round_to(np.abs(exact), dtype).astype(np.float16 if dtype == "float16" else np.float32))
+    ulp = spacing.astype(np.float32) if dtype == "float16" else np.abs(exact) * 2.0**-7 + 2.0**-133
+    finite = np.isfinite(exact)
+    assert np.all(np.abs(got - exact)[finite] <= 0.5 * ulp[finite] + 1e-45)
+    assert np.array_equal(np.isnan(got), np.isnan(exact))
+    if mode == "avg":
+        tv = torchvision.ops.roi_align(torch.from_numpy(round_to(x, dtype)), torch.from_numpy(round_to(rois, dtype)),
+                                       (7, 7), 0.5, sampling, bool(aligned)).numpy()
+        tol = tolerance("half", dtype)
+        np.testing.assert_allclose(got, round_to(tv, dtype), rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_edge_cases(dtype):
+    """Values past float16's largest (65,504: infinity), subnormal maps (kept, not flushed), NaN and
+    infinite boxes (NaN rows), and a box corner whose rounding moves its samples across a pixel: each
+    the float32 kernel's result on the half values, rounded once."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 3, 20, 24)).astype(np.float32)
+    x[0, 0] = np.abs(x[0, 0]) * 1e5  # float16: many beyond 65,504, so infinite
+    x[0, 1] *= 1e-6  # float16: subnormal (below 6.1e-5)
+    rois = np.array([[0, 1.0, 1.0, 15.0, 12.0], [0, np.nan, 1.0, 5.0, 5.0], [0, 1.0, 1.0, np.inf, 5.0],
+                     [0, 2.3, 4.6, 7.7, 9.4], [0, 10.1, 3.3, 10.9, 3.9]], dtype=np.float32)
+    got = run_half(dtype, x, rois, output_height=3, output_width=4, sampling_ratio=2)
+    want = float32_kernel_rounded(dtype, x, rois, output_height=3, output_width=4, sampling_ratio=2)
+    assert same_bits_but_nan(want, got)
+    assert np.isnan(got[1]).all() and np.isnan(got[2]).all()
+    if dtype == "float16":
+        small = np.abs(got[[0, 3, 4], 1])
+        assert ((small > 0) & (small < 6.1e-5)).any()  # subnormal outputs, not flushed to 0
+        assert not np.isfinite(got[0, 0]).all()  # the infinities reached the sums
+    # 1,000.3 rounds to 1,000.5 in float16 (spacing 0.5) and to 1,000 in bfloat16 (spacing 8): the
+    # samples are the half box's, not the float32 box's.
+    wide = rng.standard_normal((1, 1, 4, 1100)).astype(np.float32)
+    box = np.array([[0, 1000.3, 0.0, 1003.3, 3.0]], dtype=np.float32)
+    got = run_half(dtype, wide, box, output_height=1, output_width=3, sampling_ratio=1)
+    assert same_bits_but_nan(float32_kernel_rounded(dtype, wide, box, output_height=1, output_width=3,
+                                                    sampling_ratio=1), got)
+    (unrounded,) = run(roi_model(output_height=1, output_width=3, sampling_ratio=1),
+                       {"input": round_to(wide, dtype), "rois": box})
+    assert not np.array_equal(round_to(unrounded, dtype), got)
+
+
+def test_half_inputs_take_one_dtype():
+    """float16 features with float32 RoIs are refused when the session is created."""
+    model = one_node_model("opbridge::RoiAlign", dict(output_height=2, output_width=2), ["input", "rois"], ["output"],
+                           input_types={"input": "float16", "rois": "float32"})
+    assert ("opbridge::RoiAlign: input 'rois' has dtype float32 and input 'input' float16: the op takes one dtype "
+            "for both (one of float32, float16 or bfloat16)") in session_error(model)

@@ -232,6 +232,7 @@ def export_once(name: str, export) -> Path:
 
 
 F32 = 1  # onnx.TensorProto.FLOAT
+F16 = 10  # onnx.TensorProto.FLOAT16
 I64 = 7  # onnx.TensorProto.INT64
 I32 = 6  # onnx.TensorProto.INT32
 

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/shared/roi_align_sampling.h"
@@ -32,16 +33,16 @@ namespace {
 using shared::AxisTap;
 using shared::RoiGeometry;
 
-RoiGeometry MakeGeometry(const RoiAlignParams& p, const float* roi) { return shared::MakeRoiGeometry(p, roi); }
 
 // The prepared sampling of one RoI: its rows and columns, and for "avg" the distinct input rows
 // they read, as ranges into the arrays of a RoiGroup.
 struct PreparedRoi {
-  const float* roi;
+  float batch_index;  // rois[r, 0], checked (CheckRoiAlignRois) where the box is finite
   int64_t grid_h, grid_w;
   float count;
   bool finite;
   size_t rows, cols, ids, num_ids;  // offsets into RoiGroup's arrays
+  int64_t first_col, last_col;  // the input columns the sample columns read (none: first > last)
 };
 
 // The prepared RoIs of a group, sized to stay within kGroupTapBudget taps.
@@ -51,11 +52,17 @@ struct RoiGroup {
   std::vector<int64_t> row_ids;                      // per RoI: distinct input rows, sorted
   std::vector<int64_t> row_slot_low, row_slot_high;  // per sample row: slots in its row_ids
   size_t max_ids = 0;
+  // The map elements the group's RoIs read per channel (avg: their rows' column spans; max: four per
+  // sample): with half storage, where they outnumber a plane's, the plane is converted once instead.
+  double reads = 0;
 };
 
 // RoIs are prepared in groups of at most this many axis taps (a few MB), so that absurdly large
 // adaptive grids cannot make the preparation unbounded.
 constexpr size_t kGroupTapBudget = size_t{1} << 18;
+
+// The largest plane a half-storage task converts whole (16 MB of float32 per task).
+constexpr int64_t kMaxConvertedPlane = int64_t{1} << 22;
 
 void AppendAxisTaps(float start, float bin, int64_t bins, int64_t grid, int64_t size,
                     std::vector<AxisTap>* taps) {
@@ -64,10 +71,11 @@ void AppendAxisTaps(float start, float bin, int64_t bins, int64_t grid, int64_t 
   }
 }
 
-void Prepare(const RoiAlignParams& p, const float* roi, int64_t height, int64_t width, RoiGroup* group) {
-  const RoiGeometry g = MakeGeometry(p, roi);
+template <class T>
+void Prepare(const RoiAlignParams& p, const T* roi, int64_t height, int64_t width, RoiGroup* group) {
+  const RoiGeometry g = shared::MakeRoiGeometry(p, roi);
   PreparedRoi pr;
-  pr.roi = roi;
+  pr.batch_index = shared::Load(roi);
   pr.finite = g.finite;
   pr.grid_h = std::max<int64_t>(g.grid_h, 0);
   pr.grid_w = std::max<int64_t>(g.grid_w, 0);
@@ -80,6 +88,14 @@ void Prepare(const RoiAlignParams& p, const float* roi, int64_t height, int64_t 
   if (g.finite) {
     AppendAxisTaps(g.start_h, g.bin_h, p.output_height, pr.grid_h, height, &group->rows);
     AppendAxisTaps(g.start_w, g.bin_w, p.output_width, pr.grid_w, width, &group->cols);
+  }
+  pr.first_col = width;
+  pr.last_col = -1;
+  for (size_t t = pr.cols; t < group->cols.size(); ++t) {
+    const AxisTap& tap = group->cols[t];
+    if (!tap.inside) continue;
+    pr.first_col = std::min(pr.first_col, tap.low);
+    pr.last_col = std::max(pr.last_col, tap.high);
   }
   const size_t num_rows = group->rows.size() - pr.rows;
   group->row_slot_low.resize(group->rows.size(), 0);
@@ -104,11 +120,28 @@ void Prepare(const RoiAlignParams& p, const float* roi, int64_t height, int64_t 
     }
   }
   group->max_ids = std::max(group->max_ids, pr.num_ids);
+  if (p.mode == RoiPoolMode::kAvg) {
+    group->reads += static_cast<double>(pr.num_ids) * static_cast<double>(std::max<int64_t>(pr.last_col - pr.first_col + 1, 0));
+  } else {
+    group->reads += 4.0 * static_cast<double>(p.output_height * pr.grid_h) * static_cast<double>(p.output_width * pr.grid_w);
+  }
   group->rois.push_back(pr);
 }
 
-void PoolAvg(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& r, const float* in,
-             int64_t width, float* row_sums, float* out) {
+// The row of `in` whose x-interpolation reads: for float storage the row itself; for half storage
+// the RoI's columns of it converted to float32 into `converted` (a contiguous, vectorized
+// conversion of each element once, where the interpolation reads most of them twice or more),
+// addressed by the same column indices.
+inline const float* InterpolatedRow(const float* row, const PreparedRoi&, float*) { return row; }
+template <class T>
+const float* InterpolatedRow(const T* row, const PreparedRoi& r, float* converted) {
+  for (int64_t x = r.first_col; x <= r.last_col; ++x) converted[x - r.first_col] = shared::Load(row + x);
+  return converted - r.first_col;
+}
+
+template <class T>
+void PoolAvg(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& r, const T* in,
+             int64_t width, float* row_sums, float* converted, float* out) {
   const int64_t out_h = p.output_height, out_w = p.output_width;
   const int64_t grid_h = r.grid_h, grid_w = r.grid_w;
   if (grid_h == 0 || grid_w == 0) {  // no samples (an empty or inverted aligned box): 0
@@ -120,7 +153,7 @@ void PoolAvg(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& 
   const int64_t* row_ids = group.row_ids.data() + r.ids;
   // x-interpolation of every needed row, summed over the columns of each bin.
   for (size_t slot = 0; slot < r.num_ids; ++slot) {
-    const float* row = in + row_ids[slot] * width;
+    const float* row = InterpolatedRow(in + row_ids[slot] * width, r, converted);
     float* sums = row_sums + slot * out_w;
     for (int64_t pw = 0; pw < out_w; ++pw) {
       float sum = 0.0f;
@@ -147,7 +180,8 @@ void PoolAvg(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& 
   }
 }
 
-void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& r, const float* in,
+template <class T>
+void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& r, const T* in,
              int64_t width, float* out) {
   const int64_t out_h = p.output_height, out_w = p.output_width;
   const int64_t grid_h = r.grid_h, grid_w = r.grid_w;
@@ -178,8 +212,9 @@ void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& 
 
 }  // namespace
 
-Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int64_t channels,
-                int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
+template <class T>
+Status RoiAlign(const RoiAlignParams& p, const T* input, int64_t batch, int64_t channels,
+                int64_t height, int64_t width, const T* rois, int64_t num_rois, T* output,
                 const TaskRunner& runner, const int64_t* output_rows, CallSampleWork* work) {
   (void)batch;
   const int64_t out_h = p.output_height, out_w = p.output_width;
@@ -192,7 +227,7 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
   CallSampleWork own_work(channels);
   CallSampleWork& call_work = work != nullptr ? *work : own_work;
   for (int64_t r = 0; r < num_rois; ++r) {
-    const RoiGeometry g = MakeGeometry(p, rois + r * 5);
+    const RoiGeometry g = shared::MakeRoiGeometry(p, rois + r * 5);
     OPBRIDGE_RETURN_IF_ERROR(CheckRoiSampleBudget(output_rows ? output_rows[r] : r, g.grid_h, g.grid_w, out_h, out_w));
     OPBRIDGE_RETURN_IF_ERROR(call_work.Add(RoiSamples(bins, g.grid_h, g.grid_w)));
   }
@@ -211,20 +246,49 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
     OPBRIDGE_RETURN_IF_ERROR(ParallelFor(runner, static_cast<size_t>(channels), [&](size_t task) {
       const int64_t c = static_cast<int64_t>(task);
       std::vector<float> row_sums(group.max_ids * static_cast<size_t>(out_w));
+      // Half storage: a RoI's bins are pooled in float32 here, then rounded once as they are stored.
+      // The map's elements are converted as they are read: the RoI's column span of each row it
+      // reads, or, where the group reads more elements than a plane holds (a detector's 1000 RoIs),
+      // the channel's plane of each image once, into a float32 copy the float32 code reads. The
+      // values are the same either way (the conversion is exact); only the work differs.
+      constexpr bool kFloat = std::is_same_v<T, float>;
+      const bool whole_planes = !kFloat && plane <= kMaxConvertedPlane && group.reads > static_cast<double>(plane);
+      std::vector<float> pooled(kFloat ? 0 : static_cast<size_t>(bins)), converted(kFloat ? 0 : width);
+      std::vector<float> converted_plane(whole_planes ? static_cast<size_t>(plane) : 0);
+      int64_t converted_image = -1;
       for (size_t k = 0; k < group.rois.size(); ++k) {
         const PreparedRoi& r = group.rois[k];
         const int64_t index = first + static_cast<int64_t>(k);
-        float* out = output + ((output_rows ? output_rows[index] : index) * channels + c) * bins;
-        if (!r.finite) {  // NaN or infinite box: the result is undefined, say so with NaN
-          std::fill(out, out + bins, std::numeric_limits<float>::quiet_NaN());
-          continue;
-        }
-        const int64_t batch_index = static_cast<int64_t>(r.roi[0]);
-        const float* in = input + (batch_index * channels + c) * plane;
-        if (p.mode == RoiPoolMode::kAvg) {
-          PoolAvg(p, group, r, in, width, row_sums.data(), out);
+        T* out = output + ((output_rows ? output_rows[index] : index) * channels + c) * bins;
+        float* values = nullptr;
+        if constexpr (kFloat) {
+          values = out;
         } else {
-          PoolMax(p, group, r, in, width, out);
+          values = pooled.data();
+        }
+        if (!r.finite) {  // NaN or infinite box: the result is undefined, say so with NaN
+          std::fill(values, values + bins, std::numeric_limits<float>::quiet_NaN());
+        } else {
+          const int64_t batch_index = static_cast<int64_t>(r.batch_index);
+          const T* in = input + (batch_index * channels + c) * plane;
+          if (whole_planes) {
+            if (batch_index != converted_image) {
+              for (int64_t i = 0; i < plane; ++i) converted_plane[i] = shared::Load(in + i);
+              converted_image = batch_index;
+            }
+            if (p.mode == RoiPoolMode::kAvg) {
+              PoolAvg(p, group, r, converted_plane.data(), width, row_sums.data(), nullptr, values);
+            } else {
+              PoolMax(p, group, r, converted_plane.data(), width, values);
+            }
+          } else if (p.mode == RoiPoolMode::kAvg) {
+            PoolAvg(p, group, r, in, width, row_sums.data(), converted.data(), values);
+          } else {
+            PoolMax(p, group, r, in, width, values);
+          }
+        }
+        if constexpr (!kFloat) {
+          for (int64_t b = 0; b < bins; ++b) shared::Store(out + b, values[b]);
         }
       }
     }));
@@ -232,5 +296,14 @@ Status RoiAlign(const RoiAlignParams& p, const float* input, int64_t batch, int6
   }
   return Status::Ok();
 }
+
+template Status RoiAlign<float>(const RoiAlignParams&, const float*, int64_t, int64_t, int64_t, int64_t, const float*,
+                                int64_t, float*, const TaskRunner&, const int64_t*, CallSampleWork*);
+template Status RoiAlign<shared::Float16>(const RoiAlignParams&, const shared::Float16*, int64_t, int64_t, int64_t,
+                                          int64_t, const shared::Float16*, int64_t, shared::Float16*,
+                                          const TaskRunner&, const int64_t*, CallSampleWork*);
+template Status RoiAlign<shared::BFloat16>(const RoiAlignParams&, const shared::BFloat16*, int64_t, int64_t, int64_t,
+                                           int64_t, const shared::BFloat16*, int64_t, shared::BFloat16*,
+                                           const TaskRunner&, const int64_t*, CallSampleWork*);
 
 }  // namespace opbridge::cpu

@@ -1,4 +1,5 @@
-// RoIAlign CPU kernel (float32, NCHW). Framework-free: raw pointers, shapes and params.
+// RoIAlign CPU kernel (NCHW; float32, float16 or bfloat16 storage with float32 arithmetic).
+// Framework-free: raw pointers, shapes and params.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include "core/roi_align.h"
 #include "core/status.h"
 #include "core/work_limits.h"
+#include "kernels/shared/half_storage.h"
 
 namespace opbridge::cpu {
 
@@ -14,8 +16,13 @@ namespace opbridge::cpu {
 // CheckRoiAlignRois; output: [num_rois, channels, out_h, out_w]. With output_rows, roi k writes
 // output row output_rows[k] instead of row k (multi-level RoIAlign pools each level's rois into
 // their places in one output).
-Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels,
-                int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
+//
+// T is the storage type of input, rois and output: float, shared::Float16 or shared::BFloat16
+// (kernels/shared/half_storage.h). Every value is computed from the stored values in float32, as the
+// float32 kernel computes it, and rounded once as it is stored.
+template <class T>
+Status RoiAlign(const RoiAlignParams& params, const T* input, int64_t batch, int64_t channels,
+                int64_t height, int64_t width, const T* rois, int64_t num_rois, T* output,
                 const TaskRunner& runner, const int64_t* output_rows = nullptr, CallSampleWork* work = nullptr);
 
 }  // namespace opbridge::cpu

@@ -38,8 +38,8 @@ constexpr int kRoiAlignBlocksPerSm = 6;
 
 // A RoI whose taps do not fit, out of line: its per-sample tap arithmetic (divisions, 64-bit sample
 // budget) would otherwise take registers from the common path.
-template <class Index>
-__device__ __noinline__ float UntappedValue(const RoiAlignParams& p, const shared::RoiPlan& plan, const float* input,
+template <class Index, class T>
+__device__ __noinline__ float UntappedValue(const RoiAlignParams& p, const shared::RoiPlan& plan, const T* input,
                                             int64_t channels, Index height, Index width, int64_t first_channel,
                                             Index e) {
   return shared::RoiTileValue<Index>(p, plan, false, nullptr, nullptr, input, channels, height, width, first_channel,
@@ -47,7 +47,8 @@ __device__ __noinline__ float UntappedValue(const RoiAlignParams& p, const share
 }
 
 // The call's work (core/work_limits.h), as the CPU kernel counts it: the samples of the RoIs it pools.
-__global__ void RoiWorkKernel(RoiAlignParams p, const float* rois, int64_t num_rois, int64_t batch,
+template <class T>
+__global__ void RoiWorkKernel(RoiAlignParams p, const T* rois, int64_t num_rois, int64_t batch,
                               unsigned long long* call_samples) {
   const int64_t bins = p.output_height * p.output_width;
   OPBRIDGE_CUDA_FOR(int64_t, r, num_rois) {
@@ -59,12 +60,13 @@ __global__ void RoiWorkKernel(RoiAlignParams p, const float* rois, int64_t num_r
   }
 }
 
-// Mode is a template argument, so that each kernel holds one pooling loop.
-template <class Index, RoiPoolMode Mode>
+// Mode is a template argument, so that each kernel holds one pooling loop. T is the storage type
+// of the map, the RoIs and the output (half_storage.h): the arithmetic is float32's either way.
+template <class Index, RoiPoolMode Mode, class T>
 __global__ void __launch_bounds__(kThreads, OPBRIDGE_BLOCKS_PER_SM(kRoiAlignBlocksPerSm))
-    RoiAlignKernel(RoiAlignParams params, const float* rois, int64_t batch, const float* input, int64_t channels,
+    RoiAlignKernel(RoiAlignParams params, const T* rois, int64_t batch, const T* input, int64_t channels,
                    Index height, Index width, int64_t tiles_per_roi, int64_t tiles,
-                   const unsigned long long* call_samples, float* output) {
+                   const unsigned long long* call_samples, T* output) {
   RoiAlignParams p = params;
   p.mode = Mode;
   // Over the call's work limit, the CPU op refuses the whole call: every element is NaN.
@@ -94,35 +96,36 @@ __global__ void __launch_bounds__(kThreads, OPBRIDGE_BLOCKS_PER_SM(kRoiAlignBloc
     __syncthreads();
     const int64_t tile = channels - first_channel < kRoiTileChannels ? channels - first_channel : kRoiTileChannels;
     const Index count = static_cast<Index>(tile * p.output_height * p.output_width);
-    float* out = output + (roi * channels + first_channel) * p.output_height * p.output_width;
+    T* out = output + (roi * channels + first_channel) * p.output_height * p.output_width;
     // shared::RoiTileValue, its untapped branch out of line.
     for (Index e = threadIdx.x; e < count; e += blockDim.x) {
-      out[e] = tapped ? shared::RoiTileValue<Index>(p, plan, true, rows, columns, input, channels, height, width,
-                                                    first_channel, e)
-                      : UntappedValue<Index>(p, plan, input, channels, height, width, first_channel, e);
+      shared::Store(out + e, tapped ? shared::RoiTileValue<Index>(p, plan, true, rows, columns, input, channels,
+                                                                  height, width, first_channel, e)
+                                    : UntappedValue<Index>(p, plan, input, channels, height, width, first_channel, e));
     }
     __syncthreads();  // every thread is done with the plan and the taps before the next tile's
   }
 }
 
-template <class Index>
-void LaunchRoiAlign(const RoiAlignParams& params, const float* rois, int64_t batch, const float* input,
+template <class Index, class T>
+void LaunchRoiAlign(const RoiAlignParams& params, const T* rois, int64_t batch, const T* input,
                     int64_t channels, int64_t height, int64_t width, int64_t tiles_per_roi, int64_t tiles,
-                    unsigned int blocks, const unsigned long long* call_samples, float* output, Stream stream) {
+                    unsigned int blocks, const unsigned long long* call_samples, T* output, Stream stream) {
   const auto h = static_cast<Index>(height), w = static_cast<Index>(width);
   if (params.mode == RoiPoolMode::kAvg) {
-    RoiAlignKernel<Index, RoiPoolMode::kAvg><<<blocks, kThreads, 0, stream>>>(
+    RoiAlignKernel<Index, RoiPoolMode::kAvg, T><<<blocks, kThreads, 0, stream>>>(
         params, rois, batch, input, channels, h, w, tiles_per_roi, tiles, call_samples, output);
   } else {
-    RoiAlignKernel<Index, RoiPoolMode::kMax><<<blocks, kThreads, 0, stream>>>(
+    RoiAlignKernel<Index, RoiPoolMode::kMax, T><<<blocks, kThreads, 0, stream>>>(
         params, rois, batch, input, channels, h, w, tiles_per_roi, tiles, call_samples, output);
   }
 }
 
 }  // namespace
 
-Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
-                int64_t width, const float* rois, int64_t num_rois, float* output, ScratchAllocator& device_scratch,
+template <class T>
+Status RoiAlign(const RoiAlignParams& params, const T* input, int64_t batch, int64_t channels, int64_t height,
+                int64_t width, const T* rois, int64_t num_rois, T* output, ScratchAllocator& device_scratch,
                 Stream stream) {
   ClearStaleError();
   if (num_rois == 0 || channels == 0 || params.output_height * params.output_width == 0) return Status::Ok();
@@ -131,7 +134,7 @@ Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch,
   auto* call_samples = static_cast<unsigned long long*>(block.data());
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(call_samples, 0, sizeof(unsigned long long), stream),
                                      "clearing the RoIAlign work count"));
-  RoiWorkKernel<<<BlocksFor(num_rois), kThreads, 0, stream>>>(params, rois, num_rois, batch, call_samples);
+  RoiWorkKernel<T><<<BlocksFor(num_rois), kThreads, 0, stream>>>(params, rois, num_rois, batch, call_samples);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the RoIAlign work kernel", stream));
   const int64_t tiles_per_roi = (channels + kRoiTileChannels - 1) / kRoiTileChannels;
   const int64_t tiles = num_rois * tiles_per_roi;
@@ -148,5 +151,13 @@ Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch,
   }
   return LaunchStatus("the RoIAlign kernel", stream);
 }
+
+#define OPBRIDGE_ROI_ALIGN(T)                                                                                     \
+  template Status RoiAlign<T>(const RoiAlignParams&, const T*, int64_t, int64_t, int64_t, int64_t, const T*, int64_t, \
+                              T*, ScratchAllocator&, Stream);
+OPBRIDGE_ROI_ALIGN(float)
+OPBRIDGE_ROI_ALIGN(shared::Float16)
+OPBRIDGE_ROI_ALIGN(shared::BFloat16)
+#undef OPBRIDGE_ROI_ALIGN
 
 }  // namespace opbridge::cuda

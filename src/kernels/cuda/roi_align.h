@@ -1,4 +1,4 @@
-// RoIAlign CUDA kernel (float32, NCHW). Framework-free: raw device pointers, shapes, params, device
+// RoIAlign CUDA kernel (NCHW; float32, float16 or bfloat16 storage). Framework-free: raw device pointers, shapes, params, device
 // scratch, stream.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/shared/half_storage.h"
 
 namespace opbridge::cuda {
 
@@ -20,8 +21,11 @@ namespace opbridge::cuda {
 // synchronization: a RoI whose batch index is out of range or NaN (any, when batch is 0), or whose
 // sampling grid exceeds the sample limits, gives a row of NaN; a call beyond the work limit
 // (core/work_limits.h, counted on the device by a pass over the RoIs first) is NaN throughout.
-Status RoiAlign(const RoiAlignParams& params, const float* input, int64_t batch, int64_t channels, int64_t height,
-                int64_t width, const float* rois, int64_t num_rois, float* output, ScratchAllocator& device_scratch,
+// T is the storage type of input, rois and output: float, shared::Float16 or shared::BFloat16, with
+// float32 arithmetic (the CPU kernel's bits on the same stored values).
+template <class T>
+Status RoiAlign(const RoiAlignParams& params, const T* input, int64_t batch, int64_t channels, int64_t height,
+                int64_t width, const T* rois, int64_t num_rois, T* output, ScratchAllocator& device_scratch,
                 Stream stream);
 
 }  // namespace opbridge::cuda

@@ -2,10 +2,11 @@
 // a kernel reads each stored element as the float it is (exactly) and rounds each result once to the
 // storage type when it writes it, so that its outputs are the float32 kernel's on the half values,
 // rounded once. The CPU kernels and the CUDA kernels convert with these same functions, integer
-// operations only (no dependence on the FPU's rounding mode, flush-to-zero or the F16C and CUDA
-// intrinsics, whose NaN results differ), so both give the same bits. Tested against the hardware's
-// conversion (x86's F16C, aarch64's __fp16) over every float32 and against a reference that picks
-// the nearest half value by comparison (tests/cpp/half_storage_test.cc).
+// operations and float additions that are exact or round to nearest (no dependence on flush-to-zero
+// or on the F16C and CUDA intrinsics, whose NaN results differ), so both give the same bits. They
+// select with masks rather than branches, so that a loop of conversions vectorizes. Tested against
+// the hardware's conversion (x86's F16C, aarch64's __fp16) over every float32 and against a
+// reference that picks the nearest half value by comparison (tests/cpp/half_storage_test.cc).
 #pragma once
 
 #include <stdint.h>
@@ -23,22 +24,23 @@ struct BFloat16 {
   uint16_t bits;
 };
 
-// The float16 value as a float32: exact (every float16 is a float32), NaN payloads kept.
+// The float16 value as a float32: exact (every float16 is a float32), NaN payloads kept. Without
+// branches, as kernels read it per element: a normal number, an infinity or a NaN moves its exponent
+// and fraction into place and rebiases the exponent by integer addition (+112, or +224 for the
+// all-ones exponent); a subnormal f * 2^-24 is (0.5 + f * 2^-24) - 0.5 in float arithmetic, exact
+// and of normal operands and result (so neither rounding mode nor flush-to-zero can change it).
 OPBRIDGE_HD inline float ToFloat(Float16 h) {
-  const uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000u) << 16;
-  uint32_t exponent = (h.bits >> 10) & 0x1Fu, fraction = h.bits & 0x3FFu;
-  if (exponent == 0x1Fu) return FloatFromBits(sign | 0x7F800000u | (fraction << 13));  // inf, NaN
-  if (exponent == 0) {
-    if (fraction == 0) return FloatFromBits(sign);  // +-0
-    // A subnormal, fraction * 2^-24: normalized, its leading bit moved to bit 10.
-    exponent = 1;
-    while ((fraction & 0x400u) == 0) {
-      fraction <<= 1;
-      --exponent;
-    }
-    fraction &= 0x3FFu;
-  }
-  return FloatFromBits(sign | ((exponent + 112u) << 23) | (fraction << 13));
+  const uint32_t w = static_cast<uint32_t>(h.bits) << 16;
+  const uint32_t sign = w & 0x80000000u;
+  const uint32_t two_w = w + w;  // exponent in bits 27-31, fraction in 17-26; the sign shifted out
+  // (Selections as masks of all ones or zero, not conditionals or variable shifts: loops of
+  // conversions vectorize, with SSE's integer operations too.)
+  const uint32_t special = 0u - static_cast<uint32_t>(two_w >= 0xF8000000u);  // exponent 31: inf, NaN
+  const uint32_t normal = (two_w >> 4) + (112u << 23) + (special & (112u << 23));
+  // The magnitude of a subnormal (or zero: 0.5 - 0.5, whose sign the rounding mode would pick).
+  const uint32_t subnormal = FloatBits(FloatFromBits((two_w >> 17) | (126u << 23)) - 0.5f) & 0x7FFFFFFFu;
+  const uint32_t is_subnormal = 0u - static_cast<uint32_t>(two_w < (1u << 27));
+  return FloatFromBits(sign | (subnormal & is_subnormal) | (normal & ~is_subnormal));
 }
 
 // The float16 nearest to v (ties to even), as torch's and numpy's conversions: magnitudes from
@@ -47,25 +49,25 @@ OPBRIDGE_HD inline float ToFloat(Float16 h) {
 // the twins' comparison leaves a NaN's payload open).
 OPBRIDGE_HD inline Float16 ToFloat16(float v) {
   const uint32_t bits = FloatBits(v);
-  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t sign = (bits >> 16) & 0x8000u;
   const uint32_t magnitude = bits & 0x7FFFFFFFu;
-  if (magnitude > 0x7F800000u) return {static_cast<uint16_t>(sign | 0x7E00u)};  // NaN
-  if (magnitude >= 0x477FF000u) return {static_cast<uint16_t>(sign | 0x7C00u)};  // >= 65,520: inf
-  if (magnitude >= 0x38800000u) {  // >= 2^-14: a normal float16
-    // Rebias the exponent (127 - 15 = 112), then round away the 13 low fraction bits to even; a
-    // carry out of the fraction steps the exponent, as it should.
-    const uint32_t odd = (magnitude >> 13) & 1u;
-    return {static_cast<uint16_t>(sign | ((magnitude - 0x38000000u + 0xFFFu + odd) >> 13))};
-  }
-  if (magnitude <= 0x33000000u) return {sign};  // <= 2^-25: zero (2^-25 itself ties to even 0)
-  // A subnormal float16: v / 2^-24 = m * 2^(e - 126) for the float's exponent field e (102..112)
-  // and its significand m with the hidden bit, rounded to an integer, ties to even.
-  const uint32_t e = magnitude >> 23, m = (magnitude & 0x7FFFFFu) | 0x800000u;
-  const uint32_t shift = 126u - e;  // 14 .. 24
-  uint32_t q = m >> shift;
-  const uint32_t rest = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-  if (rest > half || (rest == half && (q & 1u) != 0)) ++q;  // 0x400 is the smallest normal: right
-  return {static_cast<uint16_t>(sign | q)};
+  // From 2^-14 (a normal float16): rebias the exponent (127 - 15 = 112), then round away the 13 low
+  // fraction bits to even; a carry out of the fraction steps the exponent, as it should.
+  const uint32_t normal = (magnitude - 0x38000000u + 0xFFFu + ((magnitude >> 13) & 1u)) >> 13;
+  // Below 2^-14 (a subnormal float16 or zero): |v| + 0.5 rounds |v| to a multiple of 2^-24, 0.5's
+  // ulp, ties to even (2^-25 itself to 0), and the sum's low bits are the float16's; |v| just below
+  // 2^-14 rounds up to 0x400, the smallest normal. (That addition rounds in the FPU's mode: to nearest,
+  // the default every runtime keeps; a CUDA add is always so. A float32 subnormal |v| that a
+  // flush-to-zero mode reads as 0 gives 0, as it should.)
+  const uint32_t small = FloatBits(FloatFromBits(magnitude) + 0.5f) - 0x3F000000u;
+  // (Selections as masks, not conditionals: loops of conversions vectorize.)
+  const uint32_t is_small = 0u - static_cast<uint32_t>(magnitude < 0x38800000u);
+  const uint32_t is_inf = 0u - static_cast<uint32_t>(magnitude >= 0x477FF000u);  // >= 65,520: inf
+  const uint32_t is_nan = 0u - static_cast<uint32_t>(magnitude > 0x7F800000u);
+  uint32_t result = (small & is_small) | (normal & ~is_small);
+  result = (0x7C00u & is_inf) | (result & ~is_inf);
+  result = (0x7E00u & is_nan) | (result & ~is_nan);
+  return {static_cast<uint16_t>(sign | result)};
 }
 
 // The bfloat16 value as a float32: exact.

@@ -13,6 +13,7 @@
 
 #include "core/roi_align.h"
 #include "core/host_device.h"
+#include "kernels/shared/half_storage.h"
 
 namespace opbridge::shared {
 
@@ -42,20 +43,22 @@ OPBRIDGE_HD inline AxisTapOf<Index> MakeAxisTap(float v, Index size) {
   return {low, high, 1.0f - l, l, true};
 }
 
-// Sampling grid of one RoI, in feature-map coordinates.
+// Sampling grid of one RoI, in feature-map coordinates. The RoIs and the maps are read in their
+// storage type R or T (float, Float16 or BFloat16: half_storage.h), each element as the float it is.
 struct RoiGeometry {
   float start_h, start_w, bin_h, bin_w;
   int64_t grid_h, grid_w;
   bool finite;
 };
 
-OPBRIDGE_HD inline RoiGeometry MakeRoiGeometry(const RoiAlignParams& p, const float* roi) {
+template <class R>
+OPBRIDGE_HD inline RoiGeometry MakeRoiGeometry(const RoiAlignParams& p, const R* roi) {
   const float offset = p.aligned ? 0.5f : 0.0f;
   RoiGeometry g;
-  g.start_w = roi[1] * p.spatial_scale - offset;
-  g.start_h = roi[2] * p.spatial_scale - offset;
-  const float end_w = roi[3] * p.spatial_scale - offset;
-  const float end_h = roi[4] * p.spatial_scale - offset;
+  g.start_w = Load(roi + 1) * p.spatial_scale - offset;
+  g.start_h = Load(roi + 2) * p.spatial_scale - offset;
+  const float end_w = Load(roi + 3) * p.spatial_scale - offset;
+  const float end_h = Load(roi + 4) * p.spatial_scale - offset;
   float roi_w = end_w - g.start_w;
   float roi_h = end_h - g.start_h;
   if (!p.aligned) {  // legacy behaviour: force malformed RoIs to be 1x1
@@ -95,14 +98,14 @@ OPBRIDGE_HD inline AxisTapOf<Index> SampleTap(float start, float bin, Index b, I
 
 // The sample at the taps (y, x) of a plane: torchvision's w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4
 // with w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx; 0 outside the map.
-template <class Index>
-OPBRIDGE_HD inline float InterpolateSample(const AxisTapOf<Index>& y, const AxisTapOf<Index>& x, const float* plane,
+template <class Index, class T>
+OPBRIDGE_HD inline float InterpolateSample(const AxisTapOf<Index>& y, const AxisTapOf<Index>& x, const T* plane,
                                            Index width) {
   if (!y.inside || !x.inside) return 0.0f;
-  const float* low = plane + y.low * width;
-  const float* high = plane + y.high * width;
-  return (y.w_low * x.w_low) * low[x.low] + (y.w_low * x.w_high) * low[x.high] +
-         (y.w_high * x.w_low) * high[x.low] + (y.w_high * x.w_high) * high[x.high];
+  const T* low = plane + y.low * width;
+  const T* high = plane + y.high * width;
+  return (y.w_low * x.w_low) * Load(low + x.low) + (y.w_low * x.w_high) * Load(low + x.high) +
+         (y.w_high * x.w_low) * Load(high + x.low) + (y.w_high * x.w_high) * Load(high + x.high);
 }
 
 // A bin of one channel plane from its taps: y_tap(iy) for its sample rows iy < grid_h, x_tap(ix) for
@@ -115,22 +118,22 @@ OPBRIDGE_HD inline float InterpolateSample(const AxisTapOf<Index>& y, const Axis
 // bin of 2^30 samples of 3.0 averages to 3.0). "max" keeps the largest sample, w1 * v1 + w2 * v2 +
 // w3 * v3 + w4 * v4 with w1..w4 = hy*hx, hy*lx, ly*hx, ly*lx (mmcv's rule without its -10000 floor):
 // NaN propagates, no samples give 0. A sample outside the map reads 0.
-template <class Index, class YTaps, class XTaps>
-OPBRIDGE_HD inline float PoolBin(RoiPoolMode mode, Index grid_h, Index grid_w, float count, const float* plane,
+template <class Index, class YTaps, class XTaps, class T>
+OPBRIDGE_HD inline float PoolBin(RoiPoolMode mode, Index grid_h, Index grid_w, float count, const T* plane,
                                  Index width, const YTaps& y_tap, const XTaps& x_tap) {
   if (mode == RoiPoolMode::kAvg) {
     float sum = 0.0f;
     for (Index iy = 0; iy < grid_h; ++iy) {
       const AxisTapOf<Index> y = y_tap(iy);
       if (!y.inside) continue;
-      const float* low = plane + y.low * width;
-      const float* high = plane + y.high * width;
+      const T* low = plane + y.low * width;
+      const T* high = plane + y.high * width;
       float low_sum = 0.0f, high_sum = 0.0f;
       for (Index ix = 0; ix < grid_w; ++ix) {
         const AxisTapOf<Index> x = x_tap(ix);
         if (!x.inside) continue;
-        low_sum += x.w_low * low[x.low] + x.w_high * low[x.high];
-        high_sum += x.w_low * high[x.low] + x.w_high * high[x.high];
+        low_sum += x.w_low * Load(low + x.low) + x.w_high * Load(low + x.high);
+        high_sum += x.w_low * Load(high + x.low) + x.w_high * Load(high + x.high);
       }
       sum += y.w_low * low_sum + y.w_high * high_sum;
     }
@@ -162,8 +165,8 @@ OPBRIDGE_HD inline Index GridColumns(const RoiGeometry& g) { return static_cast<
 
 // Output bin (ph, pw) of one RoI from one channel plane (PoolBin), its taps computed as it goes. g
 // must be finite (a non-finite RoI's bins are NaN).
-template <class Index>
-OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry& g, const float* plane, Index height,
+template <class Index, class T>
+OPBRIDGE_HD inline float RoiAlignBin(const RoiAlignParams& p, const RoiGeometry& g, const T* plane, Index height,
                                      Index width, Index ph, Index pw) {
   const Index grid_h = GridRows<Index>(g), grid_w = GridColumns<Index>(g);
   return PoolBin<Index>(p.mode, grid_h, grid_w, BinSampleCount(g), plane, width,
@@ -189,14 +192,16 @@ struct RoiPlan {
 };
 
 // The plan of one RoI (batch_index, x1, y1, x2, y2) for RoIAlign over input [batch, ...].
-OPBRIDGE_HD inline RoiPlan MakeRoiPlan(const RoiAlignParams& p, const float* roi, int64_t batch) {
+template <class R>
+OPBRIDGE_HD inline RoiPlan MakeRoiPlan(const RoiAlignParams& p, const R* roi, int64_t batch) {
   RoiPlan plan{};
   plan.geometry = MakeRoiGeometry(p, roi);
   const RoiGeometry& g = plan.geometry;
-  const bool pools = IsRoiBatchIndex(roi[0], batch) && g.finite &&
+  const float batch_index = Load(roi);
+  const bool pools = IsRoiBatchIndex(batch_index, batch) && g.finite &&
                      WithinSampleBudget(g.grid_h, g.grid_w, p.output_height, p.output_width);
   plan.kind = pools ? RoiPlan::kPool : RoiPlan::kNan;
-  plan.image = pools ? static_cast<int64_t>(roi[0]) : 0;
+  plan.image = pools ? static_cast<int64_t>(batch_index) : 0;
   return plan;
 }
 
@@ -214,8 +219,8 @@ OPBRIDGE_HD inline RoiElement<Index> RoiElementOf(Index bins, Index channels, In
 
 // Channel c's plane of a pooling RoI's image in data [batch, channels, height, width] (the offset in
 // 64 bits).
-template <class Index>
-OPBRIDGE_HD inline const float* RoiPlane(const RoiPlan& plan, const float* data, int64_t channels, Index height,
+template <class Index, class T>
+OPBRIDGE_HD inline const T* RoiPlane(const RoiPlan& plan, const T* data, int64_t channels, Index height,
                                          Index width, int64_t c) {
   return data + (plan.image * channels + c) * static_cast<int64_t>(height) * width;
 }
@@ -223,8 +228,8 @@ OPBRIDGE_HD inline const float* RoiPlane(const RoiPlan& plan, const float* data,
 // The value of bin `bin` (ph * out_w + pw) of channel c of a RoI with plan `plan`, pooled from the
 // map data [batch, channels, height, width]: NaN for kNan, 0 for kZero, else RoiAlignBin. Index
 // must hold height * width (the plane's offset is computed in 64 bits).
-template <class Index>
-OPBRIDGE_HD inline float RoiPlanValue(const RoiAlignParams& p, const RoiPlan& plan, const float* data, int64_t channels,
+template <class Index, class T>
+OPBRIDGE_HD inline float RoiPlanValue(const RoiAlignParams& p, const RoiPlan& plan, const T* data, int64_t channels,
                                       Index height, Index width, int64_t c, Index bin) {
   if (plan.kind == RoiPlan::kNan) return NAN;
   if (plan.kind != RoiPlan::kPool) return 0.0f;
@@ -259,25 +264,25 @@ OPBRIDGE_HD inline AxisTapOf<Index> RoiColumnTap(const RoiGeometry& g, Index wid
 }
 
 // Bin `bin` of channel c of a RoI whose taps fit (RoiTapsFit), from its row and column taps.
-template <class Index>
+template <class Index, class T>
 OPBRIDGE_HD inline float RoiTappedValue(const RoiAlignParams& p, const RoiPlan& plan, const AxisTapOf<Index>* rows,
-                                        const AxisTapOf<Index>* columns, const float* data, int64_t channels,
+                                        const AxisTapOf<Index>* columns, const T* data, int64_t channels,
                                         Index height, Index width, int64_t c, Index bin) {
   const RoiGeometry& g = plan.geometry;
   const Index grid_h = GridRows<Index>(g), grid_w = GridColumns<Index>(g);
   const Index out_w = static_cast<Index>(p.output_width);
   const AxisTapOf<Index>* bin_rows = rows + (bin / out_w) * grid_h;
   const AxisTapOf<Index>* bin_columns = columns + (bin % out_w) * grid_w;
-  const float* plane = RoiPlane<Index>(plan, data, channels, height, width, c);
+  const T* plane = RoiPlane<Index>(plan, data, channels, height, width, c);
   return PoolBin<Index>(p.mode, grid_h, grid_w, BinSampleCount(g), plane, width,
                         [&](Index iy) { return bin_rows[iy]; }, [&](Index ix) { return bin_columns[ix]; });
 }
 
 // Element e of the tile of channels [first_channel, first_channel + tile) of a RoI: channel
 // first_channel + e / bins, bin e % bins; from the taps where they fit, else computing them.
-template <class Index>
+template <class Index, class T>
 OPBRIDGE_HD inline float RoiTileValue(const RoiAlignParams& p, const RoiPlan& plan, bool tapped,
-                                      const AxisTapOf<Index>* rows, const AxisTapOf<Index>* columns, const float* data,
+                                      const AxisTapOf<Index>* rows, const AxisTapOf<Index>* columns, const T* data,
                                       int64_t channels, Index height, Index width, int64_t first_channel, Index e) {
   const Index bins = static_cast<Index>(p.output_height * p.output_width);
   const int64_t c = first_channel + e / bins;

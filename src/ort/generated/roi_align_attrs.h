@@ -31,15 +31,18 @@ struct RoiAlignAttrs {
 
 inline const OpSchema& RoiAlignAttrs::Schema() {
   static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"output_height", AttrKind::kInt, true, 0, 0.0f, "", {}, {}},
        {"output_width", AttrKind::kInt, true, 0, 0.0f, "", {}, {}},
        {"spatial_scale", AttrKind::kFloat, false, 0, 1.0f, "", {}, {}},
        {"sampling_ratio", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
        {"mode", AttrKind::kString, false, 0, 0.0f, "avg", {}, {}},
-       {"aligned", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}}};
+       {"aligned", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -5,7 +5,8 @@
 
 namespace opbridge::ort {
 
-Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, size_t rois_input) {
+Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, size_t rois_input,
+                            bool typed_as_features) {
   InferredShape features, rois;
   OPBRIDGE_RETURN_IF_ERROR(infer.Input(features_input, &features));
   OPBRIDGE_RETURN_IF_ERROR(infer.Input(rois_input, &rois));
@@ -18,7 +19,10 @@ Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, 
               has_h ? out_h : -1, has_w ? out_w : -1};
   out.symbols = {rois.symbols.size() == 2 ? rois.symbols[0] : "",
                  features.symbols.size() == 4 ? features.symbols[1] : "", "", ""};
-  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+  if (!typed_as_features) return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+  // Of the type parameter T: the features' dtype (ORT sets it from the inputs where that is unknown).
+  if (features.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+  return infer.SetOutput(0, features.type, out);
 }
 
 Status RoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<RoiAlignOp>* op) {
@@ -35,30 +39,33 @@ Status RoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<RoiAlignOp>* op) {
 }
 
 Status RoiAlignOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* rois,
-                           float** output) const {
+                           void** output) const {
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, rois));
   OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignShapes(input->shape, rois->shape));
   const Shape out_shape = RoiAlignOutputShape(params_, input->shape, rois->shape);
   void* data = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &data));  // the per-call limit
-  *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(data);
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &data, input->type));  // the per-call limit
+  *output = NumElements(out_shape) == 0 ? nullptr : data;
   return Status::Ok();
 }
 
 Status RoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, rois;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &rois, &output));
   const int64_t batch = input.shape[0];
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<float>(), rois.shape[0], batch));
-  if (output == nullptr) return Status::Ok();
-  return cpu::RoiAlign(params_, input.Data<float>(), batch, input.shape[1], input.shape[2], input.shape[3],
-                       rois.Data<float>(), rois.shape[0], output, OrtTaskRunner(api, ctx));
+  return ForFloatStorage(input.type, [&](auto type) {
+    using T = decltype(type);
+    OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(rois.Data<T>(), rois.shape[0], batch));
+    if (output == nullptr) return Status::Ok();
+    return cpu::RoiAlign(params_, input.Data<T>(), batch, input.shape[1], input.shape[2], input.shape[3],
+                         rois.Data<T>(), rois.shape[0], static_cast<T*>(output), OrtTaskRunner(api, ctx));
+  });
 }
 
 Status RoiAlignOp::InferShape(const ShapeInference& infer) {
-  return InferRoiPoolingShape(infer, 0, 1);
+  return InferRoiPoolingShape(infer, 0, 1, /*typed_as_features=*/true);
 }
 
 }  // namespace opbridge::ort

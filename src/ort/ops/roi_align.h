@@ -21,13 +21,15 @@ class RoiAlignOp {
  private:
   // Both Computes: the inputs, their shape checks and the output (null when it has no elements).
   Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* rois,
-                 float** output) const;
+                 void** output) const;
   RoiAlignParams params_;
 };
 
 // The output shape of a RoI pooling op: [R, C, output_height, output_width] from the rois
 // input [R, k], the features input [N, C, H, W] and the output_height / output_width attributes
-// (RoIAlign, RoIAlignRotated and the multi-level variants).
-Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, size_t rois_input);
+// (RoIAlign, RoIAlignRotated and the multi-level variants): float32, or with typed_as_features (an
+// output of the type parameter T) the features' dtype.
+Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, size_t rois_input,
+                            bool typed_as_features = false);
 
 }  // namespace opbridge::ort

@@ -9,13 +9,16 @@ namespace opbridge::ort {
 
 Status RoiAlignOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, rois;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &rois, &output));
   if (output == nullptr) return Status::Ok();
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::RoiAlign(params_, input.Data<float>(), input.shape[0], input.shape[1], input.shape[2], input.shape[3],
-                        rois.Data<float>(), rois.shape[0], output, cuda.scratch(), cuda.stream());
+  return ForFloatStorage(input.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::RoiAlign(params_, input.Data<T>(), input.shape[0], input.shape[1], input.shape[2], input.shape[3],
+                          rois.Data<T>(), rois.shape[0], static_cast<T*>(output), cuda.scratch(), cuda.stream());
+  });
 }
 
 }  // namespace opbridge::ort
