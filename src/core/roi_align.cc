@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "kernels/shared/half_storage.h"
-
 namespace opbridge {
 
 Status CheckRoiSampleBudget(int64_t roi, int64_t grid_h, int64_t grid_w, int64_t out_h, int64_t out_w) {

@@ -6,16 +6,12 @@
 
 #include <cstdint>
 
+#include "core/half_storage.h"
 #include "core/host_device.h"
 #include "core/shape.h"
 #include "core/status.h"
 
 namespace opbridge {
-
-namespace shared {
-struct Float16;
-struct BFloat16;
-}  // namespace shared
 
 enum class RoiPoolMode { kAvg = 0, kMax = 1 };
 
@@ -48,7 +44,7 @@ Status CheckRoiAlignParams(const RoiAlignParams& params);
 Status CheckRoiAlignShapes(const Shape& input, const Shape& rois);
 // Data rules: every batch index rois[r, 0] truncates to an integer in [0, N). Rows hold
 // row_size values (5 for boxes, 6 for rotated boxes), stored as R: float, shared::Float16 or
-// shared::BFloat16 (kernels/shared/half_storage.h).
+// shared::BFloat16 (core/half_storage.h).
 template <class R>
 Status CheckRoiAlignRois(const R* rois, int64_t num_rois, int64_t batch, int64_t row_size = 5);
 // [R, C, output_height, output_width]

@@ -289,14 +289,16 @@ bool TakesDtype(const OpSchema& schema, const TensorSpec& spec, ONNXTensorElemen
   return false;
 }
 
-// The inputs of the type parameter T take one dtype together (RoIAlign's features and RoIs are both
-// float16, or both float32): the first such input's dtype, which each later one must have.
+// The inputs of a float type parameter T take one dtype together (RoIAlign's features and RoIs are
+// both float16, or both float32: one storage type for the kernel): the first such input's dtype,
+// which each later one must have. Index types mix (MultiScaleDeformableAttention's int32 and int64
+// shapes and offsets: the kernel reads each in its own).
 class TypeParameter {
  public:
   explicit TypeParameter(const OpSchema& schema) : schema_(schema) {}
   Status Check(size_t index, ONNXTensorElementDataType type) {
     const TensorSpec& spec = InputSpec(schema_, index);
-    if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+    if (spec.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED || !IsFloat(type)) return Status::Ok();
     if (first_ == nullptr) {
       first_ = &spec;
       first_index_ = index;
@@ -310,6 +312,10 @@ class TypeParameter {
   }
 
  private:
+  static bool IsFloat(ONNXTensorElementDataType type) {
+    return type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT || type == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 ||
+           type == ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16 || type == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+  }
   static std::string Which(const TensorSpec& spec, size_t index) {
     return spec.variadic ? " (input " + std::to_string(index) + ")" : std::string();
   }

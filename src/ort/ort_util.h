@@ -14,7 +14,7 @@
 #include "core/scratch.h"
 #include "core/shape.h"
 #include "core/status.h"
-#include "kernels/shared/half_storage.h"
+#include "core/half_storage.h"
 
 namespace opbridge::ort {
 
@@ -128,7 +128,7 @@ Status AllocateBoundedOutput(const OrtApi& api, OrtKernelContext* ctx, size_t in
                              ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED);
 
 // Calls run(T{}) with T the storage type of float element type `type`: float, shared::Float16 or
-// shared::BFloat16 (kernels/shared/half_storage.h), for the ops whose type parameter T takes them.
+// shared::BFloat16 (core/half_storage.h), for the ops whose type parameter T takes them.
 // Another type is an error (the session's type check reports it first).
 template <class Run>
 Status ForFloatStorage(ONNXTensorElementDataType type, const Run& run) {

@@ -1,9 +1,9 @@
-// kernels/shared/half_storage.h: every float16 and bfloat16 read back exactly; the rounding of
+// core/half_storage.h: every float16 and bfloat16 read back exactly; the rounding of
 // float32 to each at every rounding boundary (each pair of neighbouring values' midpoint and the
 // floats next to it: ties to even), against a reference that picks the nearest value by
 // comparison in double; and float16 against the hardware's own conversion (x86's F16C, aarch64's
 // __fp16) on a sweep of every 127th float32 bit pattern.
-#include "kernels/shared/half_storage.h"
+#include "core/half_storage.h"
 
 #include <gtest/gtest.h>
 

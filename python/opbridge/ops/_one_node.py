@@ -31,13 +31,14 @@ from typing import Any, Callable, Mapping, Sequence, TypeVar, Union
 
 import onnxscript
 import torch
-from onnxscript import DOUBLE, FLOAT, INT32, INT64  # noqa: F401 - the generated functions' annotations
+from onnxscript import BFLOAT16, DOUBLE, FLOAT, FLOAT16, INT32, INT64  # noqa: F401 - the generated functions' annotations
 
 from opbridge import manifest
 from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, symbolic_helper  # noqa: F401 - OPBRIDGE: their calls
 
 # Manifest dtypes: the scripted functions' annotation and the torch dtype.
 _TENSOR_TYPES = {"float32": ("FLOAT", torch.float32), "float64": ("DOUBLE", torch.float64),
+                 "float16": ("FLOAT16", torch.float16), "bfloat16": ("BFLOAT16", torch.bfloat16),
                  "int32": ("INT32", torch.int32), "int64": ("INT64", torch.int64)}
 # Manifest attribute types: the scripted functions' annotation, the legacy exporter's suffix, and
 # the conversion of the value (a bool becomes an int, as the node carries it).

@@ -8,7 +8,7 @@
 #include "core/roi_align.h"
 #include "core/status.h"
 #include "core/work_limits.h"
-#include "kernels/shared/half_storage.h"
+#include "core/half_storage.h"
 
 namespace opbridge::cpu {
 
@@ -18,7 +18,7 @@ namespace opbridge::cpu {
 // their places in one output).
 //
 // T is the storage type of input, rois and output: float, shared::Float16 or shared::BFloat16
-// (kernels/shared/half_storage.h). Every value is computed from the stored values in float32, as the
+// (core/half_storage.h). Every value is computed from the stored values in float32, as the
 // float32 kernel computes it, and rounded once as it is stored.
 template <class T>
 Status RoiAlign(const RoiAlignParams& params, const T* input, int64_t batch, int64_t channels,

@@ -8,7 +8,7 @@
 #include "core/scratch.h"
 #include "core/status.h"
 #include "kernels/cuda/cuda_status.h"
-#include "kernels/shared/half_storage.h"
+#include "core/half_storage.h"
 
 namespace opbridge::cuda {
 

@@ -13,7 +13,7 @@
 
 #include "core/roi_align.h"
 #include "core/host_device.h"
-#include "kernels/shared/half_storage.h"
+#include "core/half_storage.h"
 
 namespace opbridge::shared {
 
