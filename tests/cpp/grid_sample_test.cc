@@ -229,6 +229,60 @@ TEST(GridSampleDeviceCode, MatchesTheCpuKernelBitForBit) {
   }
 }
 
+// In half storage the CPU kernel (bordered and unbordered paths) and the device code give the same
+// bits, the float32 kernel's outputs on the half values rounded once, stress grids included.
+template <class T>
+void CheckHalfStorage() {
+  struct Case { int64_t n, c, h, w, oh, ow; };
+  const Case cases[] = {{1, 3, 40, 50, 300, 221}, {2, 2, 120, 90, 6, 5}};
+  auto to_storage = [](const std::vector<float>& v) {
+    std::vector<T> stored(v.size());
+    for (size_t i = 0; i < v.size(); ++i) shared::Store(&stored[i], v[i]);
+    return stored;
+  };
+  for (const Case& k : cases) {
+    const auto input = to_storage(StressInput(static_cast<size_t>(k.n * k.c * k.h * k.w), 21));
+    const auto grid = to_storage(StressGrid(static_cast<size_t>(k.n * k.oh * k.ow * 2), 22));
+    std::vector<float> input_values(input.size()), grid_values(grid.size());
+    for (size_t i = 0; i < input.size(); ++i) input_values[i] = shared::Load(&input[i]);
+    for (size_t i = 0; i < grid.size(); ++i) grid_values[i] = shared::Load(&grid[i]);
+    std::vector<char> scratch(cpu::GridSampleScratchBytes());
+    for (int interp = 0; interp < 3; ++interp)
+      for (int pad = 0; pad < 3; ++pad) {
+        GridSampleParams p;
+        ASSERT_TRUE(MakeGridSampleParams(interp, pad, 0, &p).ok());
+        std::vector<T> cpu(static_cast<size_t>(k.n * k.c * k.oh * k.ow)), device(cpu.size());
+        ASSERT_TRUE(cpu::GridSample(p, input.data(), k.n, k.c, k.h, k.w, grid.data(), k.oh, k.ow, cpu.data(),
+                                    scratch.data(), SerialTaskRunner()).ok());
+        const auto float32 = RunGridSample(p, input_values, k.n, k.c, k.h, k.w, grid_values, k.oh, k.ow,
+                                           SerialTaskRunner());
+        const shared::GridGeometry g(p, k.h, k.w);
+        for (int64_t index = 0; index < k.n * k.oh * k.ow; ++index) {
+          shared::GridSamplePoint(g, input.data(), k.c, grid.data(), k.oh * k.ow, index, device.data());
+        }
+        // NaN matches NaN: its sign is the CPU's choice (the vector and scalar paths' can differ).
+        auto same = [](T a, T b) {
+          const float x = shared::Load(&a), y = shared::Load(&b);
+          return std::isnan(x) ? std::isnan(y) : a.bits == b.bits;
+        };
+        for (size_t i = 0; i < cpu.size(); ++i) {
+          T once;
+          shared::Store(&once, float32[i]);
+          ASSERT_TRUE(same(cpu[i], device[i])) << interp << pad << " case " << k.h << "x" << k.w << " output " << i;
+          ASSERT_TRUE(same(cpu[i], once)) << interp << pad << " case " << k.h << "x" << k.w << " output " << i;
+        }
+      }
+  }
+}
+
+TEST(GridSampleDeviceCode, Float16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::Float16>();
+}
+
+TEST(GridSampleDeviceCode, BFloat16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::BFloat16>();
+}
+
 // The volumetric CUDA kernel's thread for an output point runs shared::GridSamplePoint3d: on the
 // host it must give the CPU kernel's bits (its taps come from the same functions), for stress grids
 // (NaN, infinities, huge values, exact edges) in every mode, padding and alignment, and the same

@@ -35,6 +35,8 @@ import onnx
 import pytest
 
 import cuda_twins
+import onnxruntime
+import opbridge
 from conformance_cases import CASES, Case, Run
 from graphs import cast_around, one_node_model, ort_minor, round_to, run, session, session_error
 from opbridge import manifest
@@ -605,3 +607,21 @@ def test_inputs_of_the_type_parameter_take_one_dtype(identity, provider, case):
         expected = (f"{identity}: input '{tensor.name}' has dtype {op.dtypes[0]} and input '{first.name}' {dtype}: "
                     f"the op takes one dtype for both (one of {listed})")
         assert expected in message, message
+
+
+HALF_OPS = [pytest.param(kernel, id=kernel) for kernel, op in OPS.items() if "float16" in op.dtypes
+            and any(t.dtype == "T" for t in op.signature(op.identities[0]).inputs)]
+
+
+@pytest.mark.parametrize("kernel", HALF_OPS)
+def test_half_nodes_run_without_casts(kernel, tmp_path):
+    """ORT runs a float16 node of the op as it is: its CPU provider inserts Cast nodes around nodes
+    whose kernels lack float16 (whole-tensor copies to float32 and back), and none around ours."""
+    op = OPS[kernel]
+    identity = op.identities[0]
+    built = build(op, identity, CASES[kernel], Run())
+    model = half_model(built, identity, "float16", cast=False)
+    options = onnxruntime.SessionOptions()  # create_session registers the library on them
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    opbridge.create_session(model, options=options)
+    assert [n.op_type for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node] == [identity.split("::")[1]]

@@ -11,19 +11,22 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from graphs import assert_close, one_node_model, run, run_error
+from graphs import assert_close, cast_around, one_node_model, round_to, run, run_error
 from opbridge import manifest
+from opbridge.tolerances import same_bits_but_nan, tolerance
 
 IDENTITIES = manifest.load()["grid_sample"].identities
 MODES = ["bilinear", "nearest", "bicubic"]
 PADDINGS = ["zeros", "border", "reflection"]
 
 
-def grid_model(identity="opbridge::GridSample", **attrs):
+def grid_model(identity="opbridge::GridSample", dtype="float32", **attrs):
+    """The node with inputs and output in `dtype` (bfloat16 behind casts from and to float32)."""
     full = dict(interpolation_mode=0, padding_mode=0, align_corners=0)
     full.update(attrs)
     full = {k: v for k, v in full.items() if v is not None}
-    return one_node_model(identity, full, ["input", "grid"], ["output"])
+    model = one_node_model(identity, full, ["input", "grid"], ["output"], input_types={"input": dtype, "grid": dtype})
+    return cast_around(model, dtype, {"input", "grid"}, {"output"}) if dtype == "bfloat16" else model
 
 
 def torch_grid_sample(x, grid, mode, padding, align_corners, dtype):
@@ -216,3 +219,69 @@ def test_volumetric_bicubic_is_an_error():
     message = run_error(grid_model(interpolation_mode=2), {"input": x, "grid": np.zeros((2, 1, 1, 1, 3), np.float32)})
     assert ("opbridge::GridSample: bicubic interpolation (interpolation_mode 2) needs a 4-D input, as in PyTorch; got a "
             "5-D input of shape [2, 3, 4, 5, 6]") in message
+
+
+# --- half precision: float16 and bfloat16 storage, float32 arithmetic ------------------------------------
+
+HALF = ["float16", "bfloat16"]
+
+
+def run_half(dtype, x, grid, **attrs) -> np.ndarray:
+    """The op's output in `dtype` on x and grid rounded to `dtype`, as float32."""
+    feeds = {"input": round_to(x, dtype), "grid": round_to(grid, dtype)}
+    if dtype == "float16":
+        feeds = {k: v.astype(np.float16) for k, v in feeds.items()}
+    (out,) = run(grid_model(dtype=dtype, **attrs), feeds)
+    assert out.dtype == (np.float16 if dtype == "float16" else np.float32)
+    return out.astype(np.float32)
+
+
+# A dense grid (the kernel samples bordered float32 copies of the planes), a sparse one (it reads the
+# half planes at each tap), a volume (no bicubic there: test_volumetric_bicubic_is_an_error).
+HALF_CASES = [(mode, padding, x_shape, grid_shape)
+              for mode, padding in [("bilinear", "zeros"), ("bilinear", "reflection"), ("nearest", "border"),
+                                    ("bicubic", "zeros"), ("bilinear", "border")]
+              for x_shape, grid_shape in [((2, 3, 33, 47), (2, 40, 60, 2)), ((1, 2, 90, 110), (1, 5, 7, 2)),
+                                          ((1, 2, 6, 9, 11), (1, 5, 7, 8, 3))]
+              if not (len(x_shape) == 5 and mode == "bicubic")]
+
+
+@pytest.mark.parametrize("dtype", HALF)
+@pytest.mark.parametrize("mode,padding,x_shape,grid_shape", HALF_CASES)
+def test_half_is_the_float32_result_rounded_once(dtype, mode, padding, x_shape, grid_shape):
+    """Bit for bit the float32 op's output on the half values, rounded once; and against PyTorch's
+    float32 grid_sample on the half values (what autocast runs), rounded, within the half tolerance."""
+    rng = np.random.default_rng(zlib.crc32(f"half/{dtype}/{mode}/{padding}/{x_shape}".encode()))
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    grid = rng.uniform(-1.2, 1.2, grid_shape).astype(np.float32)
+    grid.flat[::13] = np.nan
+    attrs = dict(interpolation_mode=MODES.index(mode), padding_mode=PADDINGS.index(padding), align_corners=0)
+    got = run_half(dtype, x, grid, **attrs)
+    (exact,) = run(grid_model(**attrs), {"input": round_to(x, dtype), "grid": round_to(grid, dtype)})
+    assert same_bits_but_nan(round_to(exact, dtype), got)
+    reference = torch_grid_sample(round_to(x, dtype), round_to(grid, dtype), mode, padding, 0, torch.float32)
+    tol = tolerance("half", dtype)
+    np.testing.assert_allclose(got, round_to(reference, dtype), rtol=tol.rtol, atol=tol.atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", HALF)
+def test_half_edge_cases(dtype):
+    """Values past float16's largest (65,504: infinity), subnormal maps (kept, not flushed), and grid
+    points whose rounding moves them across a pixel: each the float32 op's result on the half values,
+    rounded once."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 40, 3000)).astype(np.float32)
+    x[0, 0] = np.abs(x[0, 0]) * 1e5  # float16: mostly infinite
+    x[0, 1] *= 1e-6  # float16: subnormal
+    # x in [-1, 1] across 3000 columns: float16's spacing near 0.9 is 2^-11, 0.73 px: the rounded
+    # points sample other pixels than the float32 ones.
+    grid = np.stack(np.meshgrid(np.linspace(0.8, 0.95, 50), np.linspace(-1, 1, 20)), axis=-1)[None].astype(np.float32)
+    got = run_half(dtype, x, grid)
+    (exact,) = run(grid_model(), {"input": round_to(x, dtype), "grid": round_to(grid, dtype)})
+    assert same_bits_but_nan(round_to(exact, dtype), got)
+    if dtype == "float16":
+        assert not np.isfinite(got[0, 0]).all()
+        small = np.abs(got[0, 1])
+        assert ((small > 0) & (small < 6.1e-5)).any()
+    (unrounded,) = run(grid_model(), {"input": round_to(x, dtype), "grid": grid})
+    assert not np.array_equal(round_to(unrounded, dtype)[0, 1], got[0, 1])

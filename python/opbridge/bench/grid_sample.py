@@ -1,12 +1,13 @@
 """Grid sampler workloads (workloads.md: grid_sample.warp, grid_sample.batch; grid_sample.volume, the
 5-D form): opbridge::GridSample against ORT's GridSample (opset 16; opset 20 for volumes, the first
-that takes them) and torch.nn.functional.grid_sample."""
+that takes them) and torch.nn.functional.grid_sample; grid_sample.warp's bilinear row also in float16."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from opbridge.bench.harness import F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
+from opbridge.bench.harness import F16, F32, Case, as_tensor, data_rng, one_node_model, ort_engine, sized, torch_engine
+from opbridge.tolerances import tolerance
 
 
 def _grid(shape: tuple[int, ...], salt: int) -> np.ndarray:
@@ -27,12 +28,23 @@ def _torch_grid_sample(image, grid, mode, padding, align_corners):
     )
 
 
+def _torch_grid_sample_float32(image, grid, mode, padding, align_corners):
+    """What autocast runs on half inputs (F.grid_sample is on its float32 list): float32 on the half
+    values, rounded once."""
+    return _torch_grid_sample(image.float(), grid.float(), mode, padding, align_corners).half()
+
+
 def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads) -> Case:
     """One grid-sample variant: opbridge GridSample, ORT GridSample (16 for images, 20 for volumes:
-    mode "linear" there), F.grid_sample."""
+    mode "linear" there), F.grid_sample, in the dtype of `image` (float32, or float16: ORT's CPU
+    provider runs its GridSample on float16 by casting around it, and F.grid_sample on the CPU
+    computes in half)."""
     n, c = image.shape[:2]
     shape_out = [n, c, *grid.shape[1:-1]]
-    io = [("input", F32, image.shape), ("grid", F32, grid.shape)], [("output", F32, shape_out)]
+    half = image.dtype == np.float16
+    grid = grid.astype(image.dtype)
+    elem = F16 if half else F32  # the tensors' element type
+    io = [("input", elem, image.shape), ("grid", elem, grid.shape)], [("output", elem, shape_out)]
     ours = one_node_model(
         "GridSample", *io, domain="opbridge", interpolation_mode=GRID_MODES[mode],
         padding_mode=GRID_PADDINGS[padding], align_corners=align_corners,
@@ -43,22 +55,31 @@ def _grid_sample_case(label, image, grid, mode, padding, align_corners, threads)
     else:
         builtin = one_node_model("GridSample", *io, mode=mode, padding_mode=padding, align_corners=align_corners)
     feeds = {"input": image, "grid": grid}
-    return Case(
+    case = Case(
         name=label,
         opbridge=ort_engine(ours, feeds, threads),
         ort=ort_engine(builtin, feeds, threads),
         torch=torch_engine(_torch_grid_sample, image, grid, mode, padding, align_corners),
     )
+    if half:
+        # PyTorch's half kernel computes in half: the check is against its float32 one on the half values.
+        case.torch_note = "torch: computes in half"
+        case.reference = torch_engine(_torch_grid_sample_float32, image, grid, mode, padding, align_corners)
+        half_tolerance = tolerance("half", "float16")
+        case.check_rtol, case.check_atol = half_tolerance.rtol, half_tolerance.atol
+    return case
 
 
 def grid_sample_warp(threads: int) -> list[Case]:
-    """grid_sample.warp: [1,32,256,256] sampled at a [1,256,256,2] grid, three mode/padding pairs."""
+    """grid_sample.warp: [1,32,256,256] sampled at a [1,256,256,2] grid, three mode/padding pairs, and
+    bilinear/zeros in float16."""
     image = data_rng(3).standard_normal(sized((1, 32, 256, 256), (1, 4, 32, 32)), dtype=np.float32)
     grid = _grid(sized((1, 256, 256, 2), (1, 24, 40, 2)), 4)
     variants = [("bilinear", "zeros"), ("nearest", "border"), ("bicubic", "reflection")]
     return [
         _grid_sample_case(f"grid_sample.warp {m}/{p}/ac0", image, grid, m, p, 0, threads) for m, p in variants
-    ]
+    ] + [_grid_sample_case("grid_sample.warp bilinear/zeros/ac0 float16", image.astype(np.float16), grid, "bilinear",
+                           "zeros", 0, threads)]
 
 
 def grid_sample_batch(threads: int) -> list[Case]:

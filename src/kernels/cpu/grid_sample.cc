@@ -21,6 +21,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <type_traits>
 
 #include "kernels/cpu/bilinear_taps.h"
 #include "kernels/cpu/cpu_level.h"
@@ -139,14 +140,19 @@ OPBRIDGE_ALWAYS_INLINE void MakeBorderedTapsBody::Run(const Geometry& g, const f
   }
 }
 
-// Copies a height x width plane into a PaddedImage.
-void CopyToPadded(const float* plane, int64_t height, int64_t width, float* copy) {
+// Copies a height x width plane into a PaddedImage (converting half storage to float32 as it reads).
+template <class T>
+void CopyToPadded(const T* plane, int64_t height, int64_t width, float* copy) {
   const PaddedImage padded{height, width};
   std::fill(copy, copy + padded.Index(0, -1), 0.0f);
   for (int64_t y = 0; y < height; ++y) {
     float* row = copy + padded.Index(y, -1);
     row[0] = 0.0f;
-    std::memcpy(row + 1, plane + y * width, static_cast<size_t>(width) * sizeof(float));
+    if constexpr (std::is_same_v<T, float>) {
+      std::memcpy(row + 1, plane + y * width, static_cast<size_t>(width) * sizeof(float));
+    } else {
+      for (int64_t x = 0; x < width; ++x) row[1 + x] = shared::Load(plane + y * width + x);
+    }
     row[width + 1] = 0.0f;
   }
   std::fill(copy + padded.Index(height, -1), copy + padded.Pixels(), 0.0f);
@@ -230,8 +236,35 @@ bool UseBorderedPlanes(int64_t channels, int64_t in_h, int64_t in_w, int64_t out
   return chunk / runs * kBorderedMinRatio >= in_h * in_w;
 }
 
-Status GridSampleBordered(const Geometry& geo, const float* input, int64_t batch, int64_t channels,
-                          const float* grid, int64_t out_plane, float* output, BorderedTaps* blocks,
+// The grid entries [0, count) at `grid` as floats: the entries themselves, or for half storage
+// converted into `buffer` (a tap block's, as they are read).
+inline const float* GridEntries(const float* grid, int64_t, float*) { return grid; }
+template <class T>
+const float* GridEntries(const T* grid, int64_t count, float* buffer) {
+  for (int64_t i = 0; i < count; ++i) buffer[i] = shared::Load(grid + i);
+  return buffer;
+}
+
+// out[i] = value(i) for i in [begin, end): float32 values stored as they come, or for half storage
+// a block at a time through a float32 buffer, whose rounding loop vectorizes.
+template <class T, class Value>
+inline void StoreValues(T* out, int64_t begin, int64_t end, const Value& value) {
+  if constexpr (std::is_same_v<T, float>) {
+    for (int64_t i = begin; i < end; ++i) out[i] = value(i);
+  } else {
+    constexpr int64_t kBlock = 256;
+    float values[kBlock];
+    for (int64_t first = begin; first < end; first += kBlock) {
+      const int64_t count = std::min(kBlock, end - first);
+      for (int64_t k = 0; k < count; ++k) values[k] = value(first + k);
+      for (int64_t k = 0; k < count; ++k) shared::Store(out + first + k, values[k]);
+    }
+  }
+}
+
+template <class T>
+Status GridSampleBordered(const Geometry& geo, const T* input, int64_t batch, int64_t channels,
+                          const T* grid, int64_t out_plane, T* output, BorderedTaps* blocks,
                           const TaskRunner& runner) {
   const PaddedImage padded{geo.in_h, geo.in_w};
   const int64_t in_plane = geo.in_h * geo.in_w;
@@ -241,14 +274,22 @@ Status GridSampleBordered(const Geometry& geo, const float* input, int64_t batch
   const int64_t run_pixels = NumChunks(NumChunks(chunk_pixels, runs), kLanes) * kLanes;
   const BorderedSampler sample = BorderedSamplerForThisCpu();
   auto prepare = [&](int64_t n, int64_t chunk, int64_t begin, int64_t end) {
-    RunAtCpuLevel<4, MakeBorderedTapsBody>(geo, grid + (n * out_plane + chunk + begin) * 2, end - begin,
-                                           blocks + begin / kLanes);
+    float buffer[2 * kTapBlock];
+    RunAtCpuLevel<4, MakeBorderedTapsBody>(
+        geo, GridEntries(grid + (n * out_plane + chunk + begin) * 2, 2 * (end - begin), buffer), end - begin,
+        blocks + begin / kLanes);
   };
   auto apply = [&](int64_t n, int64_t c, int64_t chunk, int64_t begin, int64_t end) {
     std::unique_ptr<float[]> plane(new float[padded.Pixels()]);  // std::bad_alloc: ParallelFor reports it
     CopyToPadded(input + (n * channels + c) * in_plane, geo.in_h, geo.in_w, plane.get());
-    sample(blocks + begin / kLanes, end - begin, plane.get(), padded.Stride(),
-           output + (n * channels + c) * out_plane + chunk + begin);
+    T* out = output + (n * channels + c) * out_plane + chunk + begin;
+    if constexpr (std::is_same_v<T, float>) {
+      sample(blocks + begin / kLanes, end - begin, plane.get(), padded.Stride(), out);
+    } else {  // sampled in float32, then rounded once as stored
+      std::unique_ptr<float[]> values(new float[end - begin]);
+      sample(blocks + begin / kLanes, end - begin, plane.get(), padded.Stride(), values.get());
+      for (int64_t i = 0; i < end - begin; ++i) shared::Store(out + i, values[i]);
+    }
   };
   return ForEachPixelChunk(runner, batch, channels, out_plane, {chunk_pixels, kTapBlock, run_pixels}, prepare,
                            apply);
@@ -261,9 +302,10 @@ size_t GridSampleScratchBytes() {
                   static_cast<size_t>(kBorderedChunkPixels / kLanes) * sizeof(BorderedTaps));
 }
 
-Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, int64_t channels,
-                  int64_t in_h, int64_t in_w, const float* grid, int64_t out_h, int64_t out_w,
-                  float* output, void* scratch, const TaskRunner& runner) {
+template <class T>
+Status GridSample(const GridSampleParams& p, const T* input, int64_t batch, int64_t channels,
+                  int64_t in_h, int64_t in_w, const T* grid, int64_t out_h, int64_t out_w,
+                  T* output, void* scratch, const TaskRunner& runner) {
   const int64_t out_plane = out_h * out_w;
   const int64_t in_plane = in_h * in_w;
   OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleInputPlane(in_h, in_w));
@@ -277,9 +319,10 @@ Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, 
 
   // 1. The taps of every pixel of a chunk, computed once for all channels.
   auto prepare = [&](int64_t n, int64_t chunk, int64_t begin, int64_t end) {
-    const float* grid_chunk = grid + (n * out_plane + chunk) * 2;
+    float buffer[2 * kTapBlock];
+    const float* entries = GridEntries(grid + (n * out_plane + chunk + begin) * 2, 2 * (end - begin), buffer);
     for (int64_t i = begin; i < end; ++i) {
-      const float gx = grid_chunk[2 * i], gy = grid_chunk[2 * i + 1];
+      const float gx = entries[2 * (i - begin)], gy = entries[2 * (i - begin) + 1];
       int32_t* t = taps + i * kTapWords;
       float* w = reinterpret_cast<float*>(t);
       if (p.interpolation == GridInterpolation::kBilinear) {
@@ -293,29 +336,30 @@ Status GridSample(const GridSampleParams& p, const float* input, int64_t batch, 
   };
   // 2. Interpolation of one channel plane at a run of those taps.
   auto apply = [&](int64_t n, int64_t c, int64_t chunk, int64_t begin, int64_t end) {
-    const float* plane = input + (n * channels + c) * in_plane;
-    float* out = output + (n * channels + c) * out_plane + chunk;
+    const T* plane = input + (n * channels + c) * in_plane;
+    T* out = output + (n * channels + c) * out_plane + chunk;
     if (p.interpolation == GridInterpolation::kBilinear) {
-      for (int64_t i = begin; i < end; ++i) {
+      StoreValues(out, begin, end, [&](int64_t i) {
         const int32_t* o = taps + i * kTapWords;
-        out[i] = shared::BilinearValue(plane, o, reinterpret_cast<const float*>(o) + 4);
-      }
+        return shared::BilinearValue(plane, o, reinterpret_cast<const float*>(o) + 4);
+      });
     } else if (p.interpolation == GridInterpolation::kNearest) {
-      for (int64_t i = begin; i < end; ++i) out[i] = Read(plane, taps[i * kTapWords]);
+      StoreValues(out, begin, end, [&](int64_t i) { return Read(plane, taps[i * kTapWords]); });
     } else {
-      for (int64_t i = begin; i < end; ++i) {
+      StoreValues(out, begin, end, [&](int64_t i) {
         const int32_t* cols = taps + i * kTapWords;
         const float* wx = reinterpret_cast<const float*>(cols) + 8;
-        out[i] = shared::BicubicValue(plane, cols, cols + 4, wx, wx + 4);
-      }
+        return shared::BicubicValue(plane, cols, cols + 4, wx, wx + 4);
+      });
     }
   };
   return ForEachPixelChunk(runner, batch, channels, out_plane, {kChunkPixels, kTapBlock, kRunPixels}, prepare, apply);
 }
 
-Status GridSample3d(const GridSampleParams& p, const float* input, int64_t batch, int64_t channels, int64_t in_d,
-                    int64_t in_h, int64_t in_w, const float* grid, int64_t out_d, int64_t out_h, int64_t out_w,
-                    float* output, void* scratch, const TaskRunner& runner) {
+template <class T>
+Status GridSample3d(const GridSampleParams& p, const T* input, int64_t batch, int64_t channels, int64_t in_d,
+                    int64_t in_h, int64_t in_w, const T* grid, int64_t out_d, int64_t out_h, int64_t out_w,
+                    T* output, void* scratch, const TaskRunner& runner) {
   OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleInputVolume(in_d, in_h, in_w));
   if (p.interpolation == GridInterpolation::kBicubic) {
     return Status::Error("bicubic interpolation needs a 4-D input");  // the shape rules say so first
@@ -329,9 +373,10 @@ Status GridSample3d(const GridSampleParams& p, const float* input, int64_t batch
   // The same layout as the 4-D sampler: the taps of a chunk of output points once for all
   // channels, then one channel volume at a time at a run of them.
   auto prepare = [&](int64_t n, int64_t chunk, int64_t begin, int64_t end) {
-    const float* grid_chunk = grid + (n * out_volume + chunk) * 3;
+    float buffer[3 * kTapBlock];
+    const float* entries = GridEntries(grid + (n * out_volume + chunk + begin) * 3, 3 * (end - begin), buffer);
     for (int64_t i = begin; i < end; ++i) {
-      const float* g = grid_chunk + 3 * i;
+      const float* g = entries + 3 * (i - begin);
       int32_t* t = taps + i * kTapWords;
       if (p.interpolation == GridInterpolation::kNearest) {
         t[0] = shared::NearestTap3d(geo, g[0], g[1], g[2]);
@@ -341,18 +386,28 @@ Status GridSample3d(const GridSampleParams& p, const float* input, int64_t batch
     }
   };
   auto apply = [&](int64_t n, int64_t c, int64_t chunk, int64_t begin, int64_t end) {
-    const float* volume = input + (n * channels + c) * in_volume;
-    float* out = output + (n * channels + c) * out_volume + chunk;
+    const T* volume = input + (n * channels + c) * in_volume;
+    T* out = output + (n * channels + c) * out_volume + chunk;
     if (p.interpolation == GridInterpolation::kNearest) {
-      for (int64_t i = begin; i < end; ++i) out[i] = Read(volume, taps[i]);
+      StoreValues(out, begin, end, [&](int64_t i) { return Read(volume, taps[i]); });
     } else {
-      for (int64_t i = begin; i < end; ++i) {
+      StoreValues(out, begin, end, [&](int64_t i) {
         const int32_t* t = taps + i * kTapWords;
-        out[i] = shared::TrilinearValue(volume, t, reinterpret_cast<const float*>(t) + 8);
-      }
+        return shared::TrilinearValue(volume, t, reinterpret_cast<const float*>(t) + 8);
+      });
     }
   };
   return ForEachPixelChunk(runner, batch, channels, out_volume, {kChunkPixels, kTapBlock, kRunPixels}, prepare, apply);
 }
+
+#define OPBRIDGE_GRID_SAMPLE(T)                                                                                   \
+  template Status GridSample<T>(const GridSampleParams&, const T*, int64_t, int64_t, int64_t, int64_t, const T*,      \
+                                int64_t, int64_t, T*, void*, const TaskRunner&);                                     \
+  template Status GridSample3d<T>(const GridSampleParams&, const T*, int64_t, int64_t, int64_t, int64_t, int64_t,     \
+                                  const T*, int64_t, int64_t, int64_t, T*, void*, const TaskRunner&);
+OPBRIDGE_GRID_SAMPLE(float)
+OPBRIDGE_GRID_SAMPLE(shared::Float16)
+OPBRIDGE_GRID_SAMPLE(shared::BFloat16)
+#undef OPBRIDGE_GRID_SAMPLE
 
 }  // namespace opbridge::cpu

@@ -11,41 +11,56 @@
 namespace opbridge::cuda {
 namespace {
 
-__global__ void GridSampleKernel(shared::GridGeometry g, const float* input, int64_t channels, const float* grid,
-                                 int64_t out_plane, int64_t points, float* output) {
+// T: the storage type of the input, the grid and the output (float, Float16, BFloat16).
+template <class T>
+__global__ void GridSampleKernel(shared::GridGeometry g, const T* input, int64_t channels, const T* grid,
+                                 int64_t out_plane, int64_t points, T* output) {
   OPBRIDGE_CUDA_FOR(int64_t, index, points) { shared::GridSamplePoint(g, input, channels, grid, out_plane, index, output); }
 }
 
-__global__ void GridSample3dKernel(shared::GridGeometry3d g, const float* input, int64_t channels, const float* grid,
-                                   int64_t out_volume, int64_t points, float* output) {
+template <class T>
+__global__ void GridSample3dKernel(shared::GridGeometry3d g, const T* input, int64_t channels, const T* grid,
+                                   int64_t out_volume, int64_t points, T* output) {
   OPBRIDGE_CUDA_FOR(int64_t, index, points) { shared::GridSamplePoint3d(g, input, channels, grid, out_volume, index, output); }
 }
 
 }  // namespace
 
-Status GridSample3d(const GridSampleParams& params, const float* input, int64_t batch, int64_t channels, int64_t in_d,
-                    int64_t in_h, int64_t in_w, const float* grid, int64_t out_d, int64_t out_h, int64_t out_w,
-                    float* output, Stream stream) {
+template <class T>
+Status GridSample3d(const GridSampleParams& params, const T* input, int64_t batch, int64_t channels, int64_t in_d,
+                    int64_t in_h, int64_t in_w, const T* grid, int64_t out_d, int64_t out_h, int64_t out_w,
+                    T* output, Stream stream) {
   ClearStaleError();
   OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleInputVolume(in_d, in_h, in_w));
   const int64_t points = batch * out_d * out_h * out_w;
   if (points == 0 || channels == 0) return Status::Ok();
   const shared::GridGeometry3d geometry{params, in_d, in_h, in_w};
-  GridSample3dKernel<<<BlocksFor(points), kThreads, 0, stream>>>(geometry, input, channels, grid, out_d * out_h * out_w,
+  GridSample3dKernel<T><<<BlocksFor(points), kThreads, 0, stream>>>(geometry, input, channels, grid, out_d * out_h * out_w,
                                                                  points, output);
   return LaunchStatus("the volumetric grid sampler kernel", stream);
 }
 
-Status GridSample(const GridSampleParams& params, const float* input, int64_t batch, int64_t channels, int64_t in_h,
-                  int64_t in_w, const float* grid, int64_t out_h, int64_t out_w, float* output, Stream stream) {
+template <class T>
+Status GridSample(const GridSampleParams& params, const T* input, int64_t batch, int64_t channels, int64_t in_h,
+                  int64_t in_w, const T* grid, int64_t out_h, int64_t out_w, T* output, Stream stream) {
   ClearStaleError();
   OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleInputPlane(in_h, in_w));
   const int64_t points = batch * out_h * out_w;
   if (points == 0 || channels == 0) return Status::Ok();
   const shared::GridGeometry geometry(params, in_h, in_w);
-  GridSampleKernel<<<BlocksFor(points), kThreads, 0, stream>>>(geometry, input, channels, grid, out_h * out_w, points,
+  GridSampleKernel<T><<<BlocksFor(points), kThreads, 0, stream>>>(geometry, input, channels, grid, out_h * out_w, points,
                                                                output);
   return LaunchStatus("the grid sampler kernel", stream);
 }
+
+#define OPBRIDGE_GRID_SAMPLE(T)                                                                                   \
+  template Status GridSample<T>(const GridSampleParams&, const T*, int64_t, int64_t, int64_t, int64_t, const T*,      \
+                                int64_t, int64_t, T*, Stream);                                                       \
+  template Status GridSample3d<T>(const GridSampleParams&, const T*, int64_t, int64_t, int64_t, int64_t, int64_t,     \
+                                  const T*, int64_t, int64_t, int64_t, T*, Stream);
+OPBRIDGE_GRID_SAMPLE(float)
+OPBRIDGE_GRID_SAMPLE(shared::Float16)
+OPBRIDGE_GRID_SAMPLE(shared::BFloat16)
+#undef OPBRIDGE_GRID_SAMPLE
 
 }  // namespace opbridge::cuda

@@ -112,10 +112,11 @@ OPBRIDGE_HD inline void TrilinearTaps(const GridGeometry3d& g, float gx, float g
 
 // One channel's value at trilinear taps: ATen's out = 0, then out += v * w for each corner inside,
 // in tap order (a corner outside adds nothing, not 0 * w).
-OPBRIDGE_HD inline float TrilinearValue(const float* volume, const int32_t offs[8], const float w[8]) {
+template <class T>
+OPBRIDGE_HD inline float TrilinearValue(const T* volume, const int32_t offs[8], const float w[8]) {
   float out = 0.0f;
   for (int k = 0; k < 8; ++k) {
-    if (offs[k] >= 0) out += volume[offs[k]] * w[k];
+    if (offs[k] >= 0) out += Load(volume + offs[k]) * w[k];
   }
   return out;
 }
@@ -132,22 +133,24 @@ OPBRIDGE_HD inline int32_t NearestTap3d(const GridGeometry3d& g, float gx, float
 }
 
 // What the CUDA kernel's thread for output point `index` of [N, Do, Ho, Wo] (out_volume = Do * Ho
-// * Wo) computes: the point's taps, once, then its value in every channel of its image.
-OPBRIDGE_HD inline void GridSamplePoint3d(const GridGeometry3d& g, const float* input, int64_t channels,
-                                          const float* grid, int64_t out_volume, int64_t index, float* output) {
+// * Wo) computes: the point's taps, once, then its value in every channel of its image (T: the
+// storage type of the input, the grid and the output, as GridSamplePoint's).
+template <class T>
+OPBRIDGE_HD inline void GridSamplePoint3d(const GridGeometry3d& g, const T* input, int64_t channels,
+                                          const T* grid, int64_t out_volume, int64_t index, T* output) {
   const int64_t n = index / out_volume;
-  const float gx = grid[3 * index], gy = grid[3 * index + 1], gz = grid[3 * index + 2];
+  const float gx = Load(grid + 3 * index), gy = Load(grid + 3 * index + 1), gz = Load(grid + 3 * index + 2);
   const int64_t in_volume = g.in_d * g.in_h * g.in_w;
-  const float* in = input + n * channels * in_volume;
-  float* out = output + n * channels * out_volume + index % out_volume;
+  const T* in = input + n * channels * in_volume;
+  T* out = output + n * channels * out_volume + index % out_volume;
   if (g.p.interpolation == GridInterpolation::kNearest) {
     const int32_t offset = NearestTap3d(g, gx, gy, gz);
-    for (int64_t c = 0; c < channels; ++c) out[c * out_volume] = Read(in + c * in_volume, offset);
+    for (int64_t c = 0; c < channels; ++c) Store(out + c * out_volume, Read(in + c * in_volume, offset));
   } else {
     int32_t offs[8];
     float w[8];
     TrilinearTaps(g, gx, gy, gz, offs, w);
-    for (int64_t c = 0; c < channels; ++c) out[c * out_volume] = TrilinearValue(in + c * in_volume, offs, w);
+    for (int64_t c = 0; c < channels; ++c) Store(out + c * out_volume, TrilinearValue(in + c * in_volume, offs, w));
   }
 }
 

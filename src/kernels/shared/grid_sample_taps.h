@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/grid_sample.h"
+#include "core/half_storage.h"
 #include "core/host_device.h"
 #include "kernels/shared/cubic_convolution.h"
 
@@ -163,8 +164,10 @@ OPBRIDGE_HD inline void PlaneBilinearTaps(const GridGeometry& g, float gx, float
   offs[3] = south_in && east_in ? static_cast<int32_t>(base + g.in_w + 1) : -1;
 }
 
-// Reads plane[offset], or 0 for the sentinel offset -1 (a tap outside the input).
-OPBRIDGE_HD inline float Read(const float* plane, int32_t offset) { return offset >= 0 ? plane[offset] : 0.0f; }
+// Reads plane[offset] as a float (T: the storage type, float, Float16 or BFloat16: half_storage.h),
+// or 0 for the sentinel offset -1 (a tap outside the input).
+template <class T>
+OPBRIDGE_HD inline float Read(const T* plane, int32_t offset) { return offset >= 0 ? Load(plane + offset) : 0.0f; }
 
 // Nearest tap of one grid point: an offset, or -1 when outside (or NaN).
 OPBRIDGE_HD inline int32_t NearestTap(const GridGeometry& g, float gx, float gy) {
@@ -198,19 +201,21 @@ OPBRIDGE_HD inline void BicubicTaps(const GridGeometry& g, float gx, float gy, i
 
 // One channel's value at bilinear taps: ATen's (nw_val * nw) + (ne_val * ne) + (sw_val * sw) +
 // (se_val * se).
-OPBRIDGE_HD inline float BilinearValue(const float* plane, const int32_t offs[4], const float w[4]) {
+template <class T>
+OPBRIDGE_HD inline float BilinearValue(const T* plane, const int32_t offs[4], const float w[4]) {
   return Read(plane, offs[0]) * w[0] + Read(plane, offs[1]) * w[1] + Read(plane, offs[2]) * w[2] +
          Read(plane, offs[3]) * w[3];
 }
 
 // One channel's value at bicubic taps: along x within each of the 4 rows, then along y (ATen's order).
-OPBRIDGE_HD inline float BicubicValue(const float* plane, const int32_t cols[4], const int32_t rows[4],
+template <class T>
+OPBRIDGE_HD inline float BicubicValue(const T* plane, const int32_t cols[4], const int32_t rows[4],
                                       const float wx[4], const float wy[4]) {
   float row_values[4];
   for (int k = 0; k < 4; ++k) {
     const int32_t r = rows[k];
     float v[4];
-    for (int j = 0; j < 4; ++j) v[j] = (r >= 0 && cols[j] >= 0) ? plane[r + cols[j]] : 0.0f;
+    for (int j = 0; j < 4; ++j) v[j] = (r >= 0 && cols[j] >= 0) ? Load(plane + r + cols[j]) : 0.0f;
     row_values[k] = v[0] * wx[0] + v[1] * wx[1] + v[2] * wx[2] + v[3] * wx[3];
   }
   return row_values[0] * wy[0] + row_values[1] * wy[1] + row_values[2] * wy[2] + row_values[3] * wy[3];
@@ -218,27 +223,31 @@ OPBRIDGE_HD inline float BicubicValue(const float* plane, const int32_t cols[4],
 
 // What the CUDA kernel's thread for output point `index` of [N, Ho, Wo] (out_plane = Ho * Wo)
 // computes: the point's taps, once, then its value in every channel of its image. The CPU kernel
-// computes each value with the same taps and the same functions.
-OPBRIDGE_HD inline void GridSamplePoint(const GridGeometry& g, const float* input, int64_t channels, const float* grid,
-                                        int64_t out_plane, int64_t index, float* output) {
+// computes each value with the same taps and the same functions. T is the storage type of the
+// input, the grid and the output; each value is rounded once to it as it is stored.
+template <class T>
+OPBRIDGE_HD inline void GridSamplePoint(const GridGeometry& g, const T* input, int64_t channels, const T* grid,
+                                        int64_t out_plane, int64_t index, T* output) {
   const int64_t n = index / out_plane;
-  const float gx = grid[2 * index], gy = grid[2 * index + 1];
+  const float gx = Load(grid + 2 * index), gy = Load(grid + 2 * index + 1);
   const int64_t in_plane = g.in_h * g.in_w;
-  const float* in = input + n * channels * in_plane;
-  float* out = output + n * channels * out_plane + index % out_plane;
+  const T* in = input + n * channels * in_plane;
+  T* out = output + n * channels * out_plane + index % out_plane;
   if (g.p.interpolation == GridInterpolation::kBilinear) {
     int32_t offs[4];
     float w[4];
     PlaneBilinearTaps(g, gx, gy, offs, w);
-    for (int64_t c = 0; c < channels; ++c) out[c * out_plane] = BilinearValue(in + c * in_plane, offs, w);
+    for (int64_t c = 0; c < channels; ++c) Store(out + c * out_plane, BilinearValue(in + c * in_plane, offs, w));
   } else if (g.p.interpolation == GridInterpolation::kNearest) {
     const int32_t offset = NearestTap(g, gx, gy);
-    for (int64_t c = 0; c < channels; ++c) out[c * out_plane] = Read(in + c * in_plane, offset);
+    for (int64_t c = 0; c < channels; ++c) Store(out + c * out_plane, Read(in + c * in_plane, offset));
   } else {
     int32_t cols[4], rows[4];
     float wx[4], wy[4];
     BicubicTaps(g, gx, gy, cols, rows, wx, wy);
-    for (int64_t c = 0; c < channels; ++c) out[c * out_plane] = BicubicValue(in + c * in_plane, cols, rows, wx, wy);
+    for (int64_t c = 0; c < channels; ++c) {
+      Store(out + c * out_plane, BicubicValue(in + c * in_plane, cols, rows, wx, wy));
+    }
   }
 }
 

@@ -28,12 +28,15 @@ struct GridSampleAttrs {
 
 inline const OpSchema& GridSampleAttrs::Schema() {
   static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"grid", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"grid", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"interpolation_mode", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
        {"padding_mode", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
-       {"align_corners", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}}};
+       {"align_corners", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -15,20 +15,20 @@ Status GridSampleOp::Create(const Attrs& attrs, std::unique_ptr<GridSampleOp>* o
 }
 
 Status GridSampleOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* grid,
-                             float** output) const {
+                             void** output) const {
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, input));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, grid));
   OPBRIDGE_RETURN_IF_ERROR(CheckGridSampleShapes(params_, input->shape, grid->shape));
   const Shape out_shape = GridSampleOutputShape(input->shape, grid->shape);
   void* data = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data));
-  *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(data);
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &data, input->type));
+  *output = NumElements(out_shape) == 0 ? nullptr : data;
   return Status::Ok();
 }
 
 Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, grid;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &grid, &output));
   if (output == nullptr) return Status::Ok();
   // The 1.25 MB of taps comes from the heap, not ORT's allocator: ORT's arena grows by doubling
@@ -38,13 +38,15 @@ Status GridSampleOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   std::unique_ptr<int32_t[]> taps(new int32_t[cpu::GridSampleScratchBytes() / sizeof(int32_t)]);
   const Shape& in = input.shape;
   const Shape& g = grid.shape;
-  if (in.size() == 5) {
-    return cpu::GridSample3d(params_, input.Data<float>(), in[0], in[1], in[2], in[3], in[4], grid.Data<float>(), g[1],
-                             g[2], g[3], output, taps.get(), OrtTaskRunner(api, ctx));
-  }
-  return cpu::GridSample(params_, input.Data<float>(), input.shape[0], input.shape[1],
-                         input.shape[2], input.shape[3], grid.Data<float>(), grid.shape[1],
-                         grid.shape[2], output, taps.get(), OrtTaskRunner(api, ctx));
+  return ForFloatStorage(input.type, [&](auto type) {
+    using T = decltype(type);
+    if (in.size() == 5) {
+      return cpu::GridSample3d(params_, input.Data<T>(), in[0], in[1], in[2], in[3], in[4], grid.Data<T>(), g[1],
+                               g[2], g[3], static_cast<T*>(output), taps.get(), OrtTaskRunner(api, ctx));
+    }
+    return cpu::GridSample(params_, input.Data<T>(), in[0], in[1], in[2], in[3], grid.Data<T>(), g[1], g[2],
+                           static_cast<T*>(output), taps.get(), OrtTaskRunner(api, ctx));
+  });
 }
 
 Status GridSampleOp::InferShape(const ShapeInference& infer) {
@@ -64,7 +66,9 @@ Status GridSampleOp::InferShape(const ShapeInference& infer) {
     out.dims.push_back(known_grid ? grid.dims[k] : -1);
     out.symbols.push_back(known_grid ? grid.symbols[k] : "");
   }
-  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+  // Of the type parameter T: the input's dtype (ORT sets it from the inputs where that is unknown).
+  if (input.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+  return infer.SetOutput(0, input.type, out);
 }
 
 }  // namespace opbridge::ort

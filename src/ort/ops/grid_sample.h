@@ -21,7 +21,7 @@ class GridSampleOp {
  private:
   // Both Computes: the inputs, their shape checks and the output (null when it has no elements).
   Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* input, InputTensor* grid,
-                 float** output) const;
+                 void** output) const;
   GridSampleParams params_;
 };
 

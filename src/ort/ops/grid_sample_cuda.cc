@@ -8,19 +8,22 @@ namespace opbridge::ort {
 
 Status GridSampleOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, grid;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &input, &grid, &output));
   if (output == nullptr) return Status::Ok();
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
   const Shape& in = input.shape;
   const Shape& g = grid.shape;
-  if (in.size() == 5) {
-    return cuda::GridSample3d(params_, input.Data<float>(), in[0], in[1], in[2], in[3], in[4], grid.Data<float>(), g[1],
-                              g[2], g[3], output, cuda.stream);
-  }
-  return cuda::GridSample(params_, input.Data<float>(), in[0], in[1], in[2], in[3], grid.Data<float>(), g[1], g[2],
-                          output, cuda.stream);
+  return ForFloatStorage(input.type, [&](auto type) {
+    using T = decltype(type);
+    if (in.size() == 5) {
+      return cuda::GridSample3d(params_, input.Data<T>(), in[0], in[1], in[2], in[3], in[4], grid.Data<T>(), g[1],
+                                g[2], g[3], static_cast<T*>(output), cuda.stream);
+    }
+    return cuda::GridSample(params_, input.Data<T>(), in[0], in[1], in[2], in[3], grid.Data<T>(), g[1], g[2],
+                            static_cast<T*>(output), cuda.stream);
+  });
 }
 
 }  // namespace opbridge::ort
