@@ -91,4 +91,12 @@ OPBRIDGE_HD inline void Store(float* p, float v) { *p = v; }
 OPBRIDGE_HD inline void Store(Float16* p, float v) { *p = ToFloat16(v); }
 OPBRIDGE_HD inline void Store(BFloat16* p, float v) { *p = ToBFloat16(v); }
 
+// Elements [0, count) of src as floats into dst: the conversion as a loop over a contiguous run,
+// which vectorizes (for float, a copy), where a kernel converts a row, a plane or a block of entries
+// before reading it many times.
+template <class T>
+OPBRIDGE_HD inline void LoadRun(const T* src, int64_t count, float* dst) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = Load(src + i);
+}
+
 }  // namespace opbridge::shared

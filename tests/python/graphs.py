@@ -82,6 +82,18 @@ def cast_around(model: onnx.ModelProto, dtype: str, inputs: set, outputs: set) -
     return helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
 
 
+def run_half(model: onnx.ModelProto, feeds: dict, dtype: str) -> list[np.ndarray]:
+    """The outputs of `model`, whose inputs are `dtype` (float16, or bfloat16 behind cast_around), on
+    the float32 `feeds` rounded to `dtype`, as float32 arrays (a float16 output checked to be float16)."""
+    rounded = {name: round_to(value, dtype) for name, value in feeds.items()}
+    if dtype == "float16":
+        rounded = {name: value.astype(np.float16) for name, value in rounded.items()}
+    outputs = run(model, rounded)
+    for out in outputs:
+        assert out.dtype == (np.float16 if dtype == "float16" else np.float32), out.dtype
+    return [out.astype(np.float32) for out in outputs]
+
+
 def ort_minor() -> int:
     """The minor version of the onnxruntime under test (1.x): the library works around some older
     runtimes' defects by inferring fewer shapes there."""

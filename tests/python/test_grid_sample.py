@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import graphs
 from graphs import assert_close, cast_around, one_node_model, round_to, run, run_error
 from opbridge import manifest
 from opbridge.tolerances import same_bits_but_nan, tolerance
@@ -228,12 +229,8 @@ HALF = ["float16", "bfloat16"]
 
 def run_half(dtype, x, grid, **attrs) -> np.ndarray:
     """The op's output in `dtype` on x and grid rounded to `dtype`, as float32."""
-    feeds = {"input": round_to(x, dtype), "grid": round_to(grid, dtype)}
-    if dtype == "float16":
-        feeds = {k: v.astype(np.float16) for k, v in feeds.items()}
-    (out,) = run(grid_model(dtype=dtype, **attrs), feeds)
-    assert out.dtype == (np.float16 if dtype == "float16" else np.float32)
-    return out.astype(np.float32)
+    (out,) = graphs.run_half(grid_model(dtype=dtype, **attrs), {"input": x, "grid": grid}, dtype)
+    return out
 
 
 # A dense grid (the kernel samples bordered float32 copies of the planes), a sparse one (it reads the

@@ -12,6 +12,7 @@ import pytest
 import torch
 import torchvision
 
+import graphs
 from graphs import assert_close, cast_around, one_node_model, round_to, run, run_error, session_error
 from opbridge import manifest
 from opbridge.tolerances import same_bits_but_nan, tolerance
@@ -297,12 +298,8 @@ HALF = ["float16", "bfloat16"]
 
 def run_half(dtype, x, rois, **attrs) -> np.ndarray:
     """The op's output in `dtype` on x and rois rounded to `dtype`, as float32."""
-    feeds = {"input": round_to(x, dtype), "rois": round_to(rois, dtype)}
-    if dtype == "float16":
-        feeds = {k: v.astype(np.float16) for k, v in feeds.items()}
-    (out,) = run(roi_model(dtype=dtype, **attrs), feeds)
-    assert out.dtype == (np.float16 if dtype == "float16" else np.float32)
-    return out.astype(np.float32)
+    (out,) = graphs.run_half(roi_model(dtype=dtype, **attrs), {"input": x, "rois": rois}, dtype)
+    return out
 
 
 def float32_kernel_rounded(dtype, x, rois, **attrs) -> np.ndarray:

@@ -148,11 +148,7 @@ void CopyToPadded(const T* plane, int64_t height, int64_t width, float* copy) {
   for (int64_t y = 0; y < height; ++y) {
     float* row = copy + padded.Index(y, -1);
     row[0] = 0.0f;
-    if constexpr (std::is_same_v<T, float>) {
-      std::memcpy(row + 1, plane + y * width, static_cast<size_t>(width) * sizeof(float));
-    } else {
-      for (int64_t x = 0; x < width; ++x) row[1 + x] = shared::Load(plane + y * width + x);
-    }
+    shared::LoadRun(plane + y * width, width, row + 1);
     row[width + 1] = 0.0f;
   }
   std::fill(copy + padded.Index(height, -1), copy + padded.Pixels(), 0.0f);
@@ -241,7 +237,7 @@ bool UseBorderedPlanes(int64_t channels, int64_t in_h, int64_t in_w, int64_t out
 inline const float* GridEntries(const float* grid, int64_t, float*) { return grid; }
 template <class T>
 const float* GridEntries(const T* grid, int64_t count, float* buffer) {
-  for (int64_t i = 0; i < count; ++i) buffer[i] = shared::Load(grid + i);
+  shared::LoadRun(grid, count, buffer);
   return buffer;
 }
 

@@ -33,7 +33,6 @@ namespace {
 using shared::AxisTap;
 using shared::RoiGeometry;
 
-
 // The prepared sampling of one RoI: its rows and columns, and for "avg" the distinct input rows
 // they read, as ranges into the arrays of a RoiGroup.
 struct PreparedRoi {
@@ -135,7 +134,7 @@ void Prepare(const RoiAlignParams& p, const T* roi, int64_t height, int64_t widt
 inline const float* InterpolatedRow(const float* row, const PreparedRoi&, float*) { return row; }
 template <class T>
 const float* InterpolatedRow(const T* row, const PreparedRoi& r, float* converted) {
-  for (int64_t x = r.first_col; x <= r.last_col; ++x) converted[x - r.first_col] = shared::Load(row + x);
+  shared::LoadRun(row + r.first_col, r.last_col - r.first_col + 1, converted);
   return converted - r.first_col;
 }
 
@@ -271,20 +270,23 @@ Status RoiAlign(const RoiAlignParams& p, const T* input, int64_t batch, int64_t 
         } else {
           const int64_t batch_index = static_cast<int64_t>(r.batch_index);
           const T* in = input + (batch_index * channels + c) * plane;
+          // Pools from the plane as stored (converting the row spans it reads into row_buffer) or
+          // from its float32 copy.
+          auto pool = [&](const auto* plane_data, float* row_buffer) {
+            if (p.mode == RoiPoolMode::kAvg) {
+              PoolAvg(p, group, r, plane_data, width, row_sums.data(), row_buffer, values);
+            } else {
+              PoolMax(p, group, r, plane_data, width, values);
+            }
+          };
           if (whole_planes) {
             if (batch_index != converted_image) {
-              for (int64_t i = 0; i < plane; ++i) converted_plane[i] = shared::Load(in + i);
+              shared::LoadRun(in, plane, converted_plane.data());
               converted_image = batch_index;
             }
-            if (p.mode == RoiPoolMode::kAvg) {
-              PoolAvg(p, group, r, converted_plane.data(), width, row_sums.data(), nullptr, values);
-            } else {
-              PoolMax(p, group, r, converted_plane.data(), width, values);
-            }
-          } else if (p.mode == RoiPoolMode::kAvg) {
-            PoolAvg(p, group, r, in, width, row_sums.data(), converted.data(), values);
+            pool(converted_plane.data(), nullptr);
           } else {
-            PoolMax(p, group, r, in, width, values);
+            pool(in, converted.data());
           }
         }
         if constexpr (!kFloat) {
