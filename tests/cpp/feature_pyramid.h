@@ -16,7 +16,7 @@ using cpu::FeatureLevel;
 
 struct Pyramid {
   std::vector<std::vector<float>> maps;
-  std::vector<cpu::FeatureLevel> levels;
+  std::vector<cpu::FeatureLevel<float>> levels;
 };
 
 inline Pyramid MakePyramid(size_t count, int64_t batch, int64_t channels, unsigned seed) {
@@ -34,22 +34,24 @@ inline Pyramid MakePyramid(size_t count, int64_t batch, int64_t channels, unsign
 
 // The multi-level RoIAlign CUDA kernel's code, run on the host: per launch (shared::kMaxFeatureMaps
 // maps each, as the CUDA glue makes them) the RoIs' plans, then every output element. Elements no launch
-// writes keep -1.
-inline std::vector<float> RunLeveledRoiAlignDeviceCode(const RoiAlignParams& p, const std::vector<FeatureLevel>& levels,
-                                                       const std::vector<float>& scales,
-                                                       const shared::RoiLeveling& leveling, int64_t batch,
-                                                       int64_t channels, const std::vector<float>& rois) {
+// writes keep -1. T is the storage type of the maps, the RoIs and the output.
+template <class T>
+std::vector<T> RunLeveledRoiAlignDeviceCode(const RoiAlignParams& p, const std::vector<FeatureLevel<T>>& levels,
+                                            const std::vector<float>& scales, const shared::RoiLeveling& leveling,
+                                            int64_t batch, int64_t channels, const std::vector<T>& rois) {
   const int64_t num_rois = static_cast<int64_t>(rois.size() / 5), total = static_cast<int64_t>(levels.size());
-  std::vector<float> out(static_cast<size_t>(num_rois * channels * p.output_height * p.output_width), -1.0f);
-  std::vector<const float*> data;
+  T minus_one;
+  shared::Store(&minus_one, -1.0f);
+  std::vector<T> out(static_cast<size_t>(num_rois * channels * p.output_height * p.output_width), minus_one);
+  std::vector<const T*> data;
   std::vector<int64_t> heights, widths;
-  for (const FeatureLevel& l : levels) {
+  for (const FeatureLevel<T>& l : levels) {
     data.push_back(l.data);
     heights.push_back(l.height);
     widths.push_back(l.width);
   }
   for (int64_t first = 0; first < total; first += shared::kMaxFeatureMaps) {
-    const shared::FeatureMaps maps =
+    const shared::FeatureMaps<T> maps =
         shared::FeatureMapsFrom(first, total, data.data(), heights.data(), widths.data(), scales.data());
     std::vector<shared::RoiPlan> plans;  // the plan kernel: a thread per RoI
     for (int64_t r = 0; r < num_rois; ++r) {
@@ -60,6 +62,41 @@ inline std::vector<float> RunLeveledRoiAlignDeviceCode(const RoiAlignParams& p, 
     }
   }
   return out;
+}
+
+// Half storage for the multi-level tests: values stored as T (rounded once), and read back as floats.
+template <class T>
+std::vector<T> StoredAs(const std::vector<float>& values) {
+  std::vector<T> stored(values.size());
+  for (size_t i = 0; i < values.size(); ++i) shared::Store(&stored[i], values[i]);
+  return stored;
+}
+template <class T>
+std::vector<float> FloatsOf(const std::vector<T>& stored) {
+  std::vector<float> values(stored.size());
+  for (size_t i = 0; i < stored.size(); ++i) values[i] = shared::Load(&stored[i]);
+  return values;
+}
+
+// A pyramid's maps stored as T, and the same values as floats (the float32 kernel's inputs).
+template <class T>
+struct StoredPyramid {
+  std::vector<std::vector<T>> maps;
+  std::vector<cpu::FeatureLevel<T>> levels;
+  Pyramid rounded;
+};
+template <class T>
+StoredPyramid<T> StorePyramid(const Pyramid& pyramid) {
+  StoredPyramid<T> s;
+  for (const auto& map : pyramid.maps) {
+    s.maps.push_back(StoredAs<T>(map));
+    s.rounded.maps.push_back(FloatsOf(s.maps.back()));
+  }
+  for (size_t l = 0; l < pyramid.levels.size(); ++l) {
+    s.levels.push_back({s.maps[l].data(), pyramid.levels[l].height, pyramid.levels[l].width});
+    s.rounded.levels.push_back({s.rounded.maps[l].data(), pyramid.levels[l].height, pyramid.levels[l].width});
+  }
+  return s;
 }
 
 // a == b, NaN equal to NaN; or, with a relative tolerance, |a - b| <= tol * (1 + |a|).

@@ -211,6 +211,52 @@ TEST(MultiLevelRoiAlignDeviceCode, MatchesTheCpuKernel) {
   }
 }
 
+// In half storage the CPU kernel and the device code give the same bits, and those are the float32
+// kernel's outputs on the half values (maps and RoIs), rounded once: the level, the rescale and the
+// pooling see the RoIs' half values.
+template <class T>
+void CheckHalfStorage() {
+  const int64_t batch = 2, channels = 3, num_rois = static_cast<int64_t>(kRois.size() / 5), row = channels * 12;
+  const std::vector<T> rois = testing::StoredAs<T>(kRois);
+  const std::vector<float> rounded_rois = testing::FloatsOf(rois);
+  for (size_t levels : {1, 4}) {
+    const auto stored = testing::StorePyramid<T>(MakePyramid(levels, batch, channels));
+    for (int64_t pool_mode : {0, 1}) {
+      for (float factor : {-1.0f, 1.5f}) {
+        const auto p = Params(levels, pool_mode, factor);
+        std::vector<T> cpu(num_rois * row);
+        std::vector<float> float32(num_rois * row);
+        HeapScratchAllocator heap;
+        ASSERT_TRUE(cpu::MultiLevelRoiAlign(p, stored.levels.data(), batch, channels, rois.data(), num_rois,
+                                            cpu.data(), heap, SerialTaskRunner()).ok());
+        ASSERT_TRUE(cpu::MultiLevelRoiAlign(p, stored.rounded.levels.data(), batch, channels, rounded_rois.data(),
+                                            num_rois, float32.data(), heap, SerialTaskRunner()).ok());
+        const auto device = testing::RunLeveledRoiAlignDeviceCode(p.roi_align, stored.levels, p.spatial_scales,
+                                                                  MmdetLeveling(p), batch, channels, rois);
+        std::vector<T> threaded(cpu.size());
+        ASSERT_TRUE(cpu::MultiLevelRoiAlign(p, stored.levels.data(), batch, channels, rois.data(), num_rois,
+                                            threaded.data(), heap, testing::ThreadedTaskRunner(3)).ok());
+        for (size_t k = 0; k < cpu.size(); ++k) {
+          T once;
+          shared::Store(&once, float32[k]);
+          ASSERT_EQ(cpu[k].bits, once.bits) << levels << " levels, mode " << pool_mode << ", factor " << factor
+                                            << ": element " << k;
+          ASSERT_EQ(cpu[k].bits, device[k].bits) << k;
+          ASSERT_EQ(cpu[k].bits, threaded[k].bits) << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(MultiLevelRoiAlignDeviceCode, Float16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::Float16>();
+}
+
+TEST(MultiLevelRoiAlignDeviceCode, BFloat16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::BFloat16>();
+}
+
 TEST(MultiLevelRoiAlignDeviceCode, BadBatchIndicesGiveNanRows) {
   // The CPU op reports these (CheckRoiAlignRois); the kernel cannot, without a synchronization.
   const Pyramid pyramid = MakePyramid(2, 1, 1);

@@ -173,7 +173,7 @@ std::vector<float> DevicePool(const MultiLevelRotatedRoiAlignParams& params, con
       } else if (!g.finite) {
         o = kNaN;
       } else {
-        const cpu::FeatureLevel& map = pyramid.levels[level];
+        const cpu::FeatureLevel<float>& map = pyramid.levels[level];
         const float* plane = map.data + (static_cast<int64_t>(roi[0]) * channels + c) * map.height * map.width;
         float sum = 0.0f;
         for (int64_t iy = 0; iy < g.grid_h; ++iy) {

@@ -58,7 +58,7 @@ TEST(MultiScaleRoiAlign, PoolsEachRoiAsRoiAlignAtItsLevel) {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal;
   std::vector<std::vector<float>> maps;
-  std::vector<cpu::FeatureLevel> levels;
+  std::vector<cpu::FeatureLevel<float>> levels;
   for (int64_t l = 0; l < 3; ++l) {
     const int64_t h = 64 >> l, w = 48 >> l;
     maps.emplace_back(batch * channels * h * w);
@@ -119,7 +119,7 @@ void ExpectDeviceCodeMatchesCpu(const std::vector<float>& scales, const std::vec
   std::mt19937 rng(9);
   std::normal_distribution<float> normal;
   std::vector<std::vector<float>> maps;
-  std::vector<cpu::FeatureLevel> levels;
+  std::vector<cpu::FeatureLevel<float>> levels;
   for (int64_t side : sides) {
     maps.emplace_back(batch * channels * side * side);
     for (auto& v : maps.back()) v = normal(rng);
@@ -160,6 +160,54 @@ TEST(MultiScaleRoiAlignDeviceCode, TakesMoreMapsThanOneLaunch) {
   }
   rois.insert(rois.end(), {0, std::numeric_limits<float>::quiet_NaN(), 0, 1, 1});  // no level
   ExpectDeviceCodeMatchesCpu(scales, sides, rois);
+}
+
+// In half storage the CPU kernel and the device code give the same bits, and those are the float32
+// kernel's outputs on the half values (maps and RoIs), rounded once: the level mapper and the pooling
+// see the RoIs' half values. Boxes near the level boundaries (sqrt(area) 112 and 224) are among them,
+// where the half rounding of a coordinate can move a box to another level.
+template <class T>
+void CheckHalfStorage() {
+  const std::vector<float> scales = {0.25f, 0.125f, 0.0625f};
+  const auto p = Params(scales);
+  const int64_t batch = 2, channels = 2;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> boxes = {0, 10, 10, 40, 30,   1, 0, 0, 150, 180,   0, 20, 5, 140, 90,
+                                    1, 3, 3, 200, 250,   0, nan, 0, 5, 5,    1, 50, 50, 20, 20,
+                                    0, 0.3f, 0.7f, 112.1f, 111.9f,   1, 1.1f, 2.9f, 225.3f, 226.9f};
+  const std::vector<T> rois = testing::StoredAs<T>(boxes);
+  const std::vector<float> rounded_rois = testing::FloatsOf(rois);
+  const int64_t num_rois = static_cast<int64_t>(boxes.size() / 5);
+  const auto stored = testing::StorePyramid<T>(testing::MakePyramid(scales.size(), batch, channels, 13));
+  std::vector<T> cpu(num_rois * channels * 49), threaded(cpu.size());
+  std::vector<float> float32(cpu.size());
+  HeapScratchAllocator heap;
+  ASSERT_TRUE(cpu::MultiScaleRoiAlign(p, stored.levels.data(), batch, channels, rois.data(), num_rois, cpu.data(),
+                                      heap, SerialTaskRunner()).ok());
+  ASSERT_TRUE(cpu::MultiScaleRoiAlign(p, stored.rounded.levels.data(), batch, channels, rounded_rois.data(),
+                                      num_rois, float32.data(), heap, SerialTaskRunner()).ok());
+  ASSERT_TRUE(cpu::MultiScaleRoiAlign(p, stored.levels.data(), batch, channels, rois.data(), num_rois,
+                                      threaded.data(), heap, testing::ThreadedTaskRunner(3)).ok());
+  shared::RoiLeveling leveling{};
+  leveling.kind = shared::RoiLeveling::kTorchvision;
+  leveling.torchvision = LevelMapperOf(p);
+  const auto device =
+      testing::RunLeveledRoiAlignDeviceCode(p.roi_align, stored.levels, scales, leveling, batch, channels, rois);
+  for (size_t k = 0; k < cpu.size(); ++k) {
+    T once;
+    shared::Store(&once, float32[k]);
+    ASSERT_EQ(cpu[k].bits, once.bits) << k;
+    ASSERT_EQ(cpu[k].bits, device[k].bits) << k;
+    ASSERT_EQ(cpu[k].bits, threaded[k].bits) << k;
+  }
+}
+
+TEST(MultiScaleRoiAlignDeviceCode, Float16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::Float16>();
+}
+
+TEST(MultiScaleRoiAlignDeviceCode, BFloat16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::BFloat16>();
 }
 
 }  // namespace

@@ -599,12 +599,17 @@ def test_inputs_of_the_type_parameter_take_one_dtype(identity, provider, case):
     names = [n for n, _, _ in built.inputs]
     first = next(t for _, t, _ in built.inputs if t.dtype == "T")
     _, listed = taken_dtypes("T", op)
+
+    def named(t):  # how the error names an input: a variadic one with the index of its first tensor
+        index = next(i for i, (_, other, _) in enumerate(built.inputs) if other.name == t.name)
+        return f"'{t.name}' (input {index})" if t.variadic else f"'{t.name}'"
+
     for dtype in (d for d in op.dtypes if d != op.dtypes[0]):
         types_ = {**built.input_dtypes, **{n: dtype for n, t, _ in built.inputs if n and t.dtype == "T"},
                   **{n: op.dtypes[0] for n, t, _ in built.inputs if t.name == tensor.name}}
         model = one_node_model(identity, attrs, names, built.outputs, input_types=types_)
         message = session_error(model, provider)
-        expected = (f"{identity}: input '{tensor.name}' has dtype {op.dtypes[0]} and input '{first.name}' {dtype}: "
+        expected = (f"{identity}: input {named(tensor)} has dtype {op.dtypes[0]} and input {named(first)} {dtype}: "
                     f"the op takes one dtype for both (one of {listed})")
         assert expected in message, message
 

@@ -18,11 +18,12 @@ from onnx import TensorProto, helper
 
 import opbridge
 import opbridge.ops
-from graphs import EXPORTERS, assert_close, one_node_model, run, run_error
+from graphs import EXPORTERS, assert_close, cast_around, one_node_model, round_to, run, run_error, run_half
 from multi_level_cases import bad_attribute_cases, check_bad_attribute, check_empty_stride_list, check_feature_map_rules
 from opbridge import manifest
 from opbridge.export import custom_nodes
 from opbridge.ops.roi_align import roi_align_reference
+from opbridge.tolerances import same_bits_but_nan, tolerance
 
 f32 = np.float32
 NAN, INF = float("nan"), float("inf")
@@ -119,10 +120,13 @@ def reference(features, rois, output_size, strides, sampling_ratio=2, pool_mode=
 # --- models ----------------------------------------------------------------------------------------
 
 
-def mlra_model(levels, identity=IDENTITIES[0], strides=None, **attrs):
+def mlra_model(levels, identity=IDENTITIES[0], strides=None, dtype="float32", **attrs):
+    """The node with its inputs and output in `dtype` (bfloat16 behind casts from and to float32)."""
     attrs = dict(featmap_strides=list(STRIDES[:levels] if strides is None else strides), **attrs)
     attrs = {k: v for k, v in attrs.items() if v is not None}
-    return one_node_model(identity, attrs, ["rois"] + [f"f{k}" for k in range(levels)], ["output"])
+    inputs = ["rois"] + [f"f{k}" for k in range(levels)]
+    model = one_node_model(identity, attrs, inputs, ["output"], input_types={name: dtype for name in inputs})
+    return cast_around(model, dtype, set(inputs), {"output"}) if dtype == "bfloat16" else model
 
 
 def feeds_of(features, rois):
@@ -171,6 +175,29 @@ def test_matches_reference(levels, pool_mode, aligned, sampling_ratio, factor):
     eager = opbridge.ops.multi_level_roi_align(features, rois[keep], (7, 5), STRIDES[:levels], sampling_ratio,
                                                pool_mode, bool(aligned), 56, None if factor < 0 else factor)
     assert_close(actual[keep.numpy()], eager.numpy(), eager_comparison(pool_mode))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("levels,pool_mode,factor", [(1, "avg", -1.0), (4, "avg", 1.5), (4, "max", -1.0)])
+def test_half_is_the_float32_result_rounded_once(dtype, levels, pool_mode, factor):
+    """float16 and bfloat16 maps and RoIs: bit for bit the float32 op's output on the half values
+    (the level and the rescale from the half boxes), rounded once; and the spec reference (float64
+    pooling) on the half values, rounded, within the half tolerance."""
+    features = pyramid(levels, seed=30 + levels)
+    rois = boxes_of_every_level(40, seed=31 + levels)
+    attrs = dict(output_height=7, output_width=5, pool_mode=POOL_MODE[pool_mode], sampling_ratio=2, aligned=1,
+                 roi_scale_factor=factor)
+    feeds = feeds_of(features, rois)
+    rounded = {name: round_to(value, dtype) for name, value in feeds.items()}
+    for identity in IDENTITIES:
+        (got,) = run_half(mlra_model(levels, identity, dtype=dtype, **attrs), feeds, dtype)
+        (exact,) = run(mlra_model(levels, identity, **attrs), rounded)
+        assert same_bits_but_nan(round_to(exact, dtype), got), identity
+    half_features = [torch.from_numpy(rounded[f"f{k}"]) for k in range(levels)]
+    expected = reference(half_features, torch.from_numpy(rounded["rois"]), (7, 5), STRIDES[:levels], 2, pool_mode,
+                         True, roi_scale_factor=factor)
+    tol = tolerance("half", dtype)
+    np.testing.assert_allclose(got, round_to(expected, dtype), rtol=tol.rtol, atol=tol.atol)
 
 
 def test_every_level_is_used_and_clamped():

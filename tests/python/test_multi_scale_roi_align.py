@@ -14,7 +14,8 @@ import torchvision
 import opbridge
 import opbridge.ops
 from opbridge.export import custom_nodes
-from graphs import EXPORTERS, assert_close, one_node_model, run, run_error, session_error
+from graphs import EXPORTERS, assert_close, cast_around, one_node_model, round_to, run, run_error, run_half, session_error
+from opbridge.tolerances import same_bits_but_nan, tolerance
 
 STRIDES = (4, 8, 16, 32)
 IMAGE = (256, 320)  # (height, width)
@@ -52,11 +53,14 @@ def torchvision_pooler(levels, output_size, sampling_ratio, features, rois):
     return result, pooler.scales
 
 
-def msra_model(levels, output_size, sampling_ratio, scales, **extra):
+def msra_model(levels, output_size, sampling_ratio, scales, dtype="float32", **extra):
+    """The node with its inputs and output in `dtype` (bfloat16 behind casts from and to float32)."""
     attrs = dict(output_height=output_size[0], output_width=output_size[1], sampling_ratio=sampling_ratio,
                  spatial_scales=list(scales), **extra)
-    return one_node_model("opbridge::MultiScaleRoiAlign", attrs, ["rois"] + [f"f{k}" for k in range(levels)],
-                          ["output"])
+    inputs = ["rois"] + [f"f{k}" for k in range(levels)]
+    model = one_node_model("opbridge::MultiScaleRoiAlign", attrs, inputs, ["output"],
+                           input_types={name: dtype for name in inputs})
+    return cast_around(model, dtype, set(inputs), {"output"}) if dtype == "bfloat16" else model
 
 
 def feeds_of(features, rois):
@@ -82,6 +86,26 @@ def test_matches_torchvision(levels, output_size, sampling_ratio, count):
     assert_close(actual, expected64.numpy(), "float64_reference")
     eager = opbridge.ops.multi_scale_roi_align(features, rois, output_size, sampling_ratio, scales)
     np.testing.assert_array_equal(eager.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("levels", [1, 4])
+def test_half_is_the_float32_result_rounded_once(dtype, levels):
+    """float16 and bfloat16 maps and RoIs: bit for bit the float32 op's output on the half values,
+    rounded once; and against torchvision's MultiScaleRoIAlign in float32 on the half values (autocast
+    runs roi_align in float32), rounded, within the half tolerance."""
+    features = pyramid(levels, seed=20 + levels)
+    rois = boxes_of_every_level(60, seed=21 + levels)
+    _, scales = torchvision_pooler(levels, (7, 7), 2, features, rois)
+    feeds = feeds_of(features, rois)
+    rounded = {name: round_to(value, dtype) for name, value in feeds.items()}
+    (got,) = run_half(msra_model(levels, (7, 7), 2, scales, dtype=dtype), feeds, dtype)
+    (exact,) = run(msra_model(levels, (7, 7), 2, scales), rounded)
+    assert same_bits_but_nan(round_to(exact, dtype), got)
+    half_features = [torch.from_numpy(rounded[f"f{k}"]) for k in range(levels)]
+    expected, _ = torchvision_pooler(levels, (7, 7), 2, half_features, torch.from_numpy(rounded["rois"]))
+    tol = tolerance("half", dtype)
+    np.testing.assert_allclose(got, round_to(expected.numpy(), dtype), rtol=tol.rtol, atol=tol.atol)
 
 
 def test_nan_box_gives_a_zero_row_like_torchvision():

@@ -442,10 +442,13 @@ def test_export_has_no_mmcv_identity():
         opbridge.export(TrtNms(), export_inputs(1, 10, 0, False), exporter="legacy", compat="mmcv")
 
 
-def test_output_that_cannot_be_allocated_is_a_clean_error():
-    """keep_topk = 2^31 - 1 (the largest allowed) for 52 images: a 2 TB output. The error names
-    the op and the output's shape instead of only ORT's allocator source line."""
-    model = nms_model("mmdeploy::TRTBatchedNMS", attrs_of(num_classes=5, keep_topk=2**31 - 1, iou=0.5))
-    feeds = {"boxes": np.zeros((52, 3, 1, 4), np.float32), "scores": np.zeros((52, 3, 5), np.float32)}
+@pytest.mark.parametrize("identity,box_size", [(AXIS_ALIGNED[-1], 4), (ROTATED[0], 5)])
+def test_an_output_past_the_per_call_limit_is_refused_before_it_is_allocated(identity, box_size):
+    """keep_topk = 2^31 - 1 (the largest allowed) for 52 images: a 2 TB output. It is refused before
+    any allocation (the per-call output limit the RoI ops share, core/work_limits.h), with an error
+    naming the op, the output's shape and the limit."""
+    model = nms_model(identity, attrs_of(num_classes=5, keep_topk=2**31 - 1, iou=0.5))
+    feeds = {"boxes": np.zeros((52, 3, 1, box_size), np.float32), "scores": np.zeros((52, 3, 5), np.float32)}
     message = run_error(model, feeds)
-    assert "mmdeploy::TRTBatchedNMS: could not allocate output 0 of shape [52, 2147483647, 5]: " in message
+    assert (f"{identity}: the output [52, 2147483647, {box_size + 1}] would hold more than the limit of 2^30 "
+            "(1073741824) elements per call") in message

@@ -24,8 +24,9 @@ void RescaleBox(const float* roi, float factor, float* rescaled) {
 
 }  // namespace
 
-Status MultiLevelRoiAlign(const MultiLevelRoiAlignParams& params, const FeatureLevel* levels, int64_t batch,
-                          int64_t channels, const float* rois, int64_t num_rois, float* output,
+template <class T>
+Status MultiLevelRoiAlign(const MultiLevelRoiAlignParams& params, const FeatureLevel<T>* levels, int64_t batch,
+                          int64_t channels, const T* rois, int64_t num_rois, T* output,
                           ScratchAllocator& scratch, const TaskRunner& runner) {
   RoiAlignParams p = params.roi_align;
   // The caller allocated the output, so R * C * out_h * out_w fits in int64.
@@ -38,5 +39,13 @@ Status MultiLevelRoiAlign(const MultiLevelRoiAlignParams& params, const FeatureL
                                            group, count, output, runner, rows, &work);
                          });
 }
+
+#define OPBRIDGE_MULTI_LEVEL_ROI_ALIGN(T)                                                                 \
+  template Status MultiLevelRoiAlign<T>(const MultiLevelRoiAlignParams&, const FeatureLevel<T>*, int64_t, \
+                                        int64_t, const T*, int64_t, T*, ScratchAllocator&, const TaskRunner&);
+OPBRIDGE_MULTI_LEVEL_ROI_ALIGN(float)
+OPBRIDGE_MULTI_LEVEL_ROI_ALIGN(shared::Float16)
+OPBRIDGE_MULTI_LEVEL_ROI_ALIGN(shared::BFloat16)
+#undef OPBRIDGE_MULTI_LEVEL_ROI_ALIGN
 
 }  // namespace opbridge::cpu

@@ -25,7 +25,7 @@ void RescaleRotatedBox(const float* roi, float factor, float* rescaled) {
 
 }  // namespace
 
-Status MultiLevelRotatedRoiAlign(const MultiLevelRotatedRoiAlignParams& params, const FeatureLevel* levels,
+Status MultiLevelRotatedRoiAlign(const MultiLevelRotatedRoiAlignParams& params, const FeatureLevel<float>* levels,
                                  int64_t batch, int64_t channels, const float* rois, int64_t num_rois, float* output,
                                  ScratchAllocator& scratch, const TaskRunner& runner) {
   RoiAlignRotatedParams p = params.roi_align;

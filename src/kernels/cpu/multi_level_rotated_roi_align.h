@@ -15,7 +15,7 @@ namespace opbridge::cpu {
 // already checked; levels[0 .. params.featmap_strides.size()); output [num_rois, channels, out_h,
 // out_w]. Scratch: the rois grouped by level and their output rows (40 bytes per roi; see
 // PoolRoisByLevel).
-Status MultiLevelRotatedRoiAlign(const MultiLevelRotatedRoiAlignParams& params, const FeatureLevel* levels,
+Status MultiLevelRotatedRoiAlign(const MultiLevelRotatedRoiAlignParams& params, const FeatureLevel<float>* levels,
                                  int64_t batch, int64_t channels, const float* rois, int64_t num_rois, float* output,
                                  ScratchAllocator& scratch, const TaskRunner& runner);
 

@@ -6,14 +6,14 @@
 #include "kernels/cpu/multi_scale_roi_align.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "kernels/cpu/roi_align.h"
 
 namespace opbridge::cpu {
 
-Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureLevel* levels, int64_t batch,
-                          int64_t channels, const float* rois, int64_t num_rois, float* output,
+template <class T>
+Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureLevel<T>* levels, int64_t batch,
+                          int64_t channels, const T* rois, int64_t num_rois, T* output,
                           ScratchAllocator& scratch, const TaskRunner& runner) {
   const int64_t row_size = channels * params.roi_align.output_height * params.roi_align.output_width;
   if (num_rois == 0 || row_size == 0) return Status::Ok();
@@ -23,10 +23,12 @@ Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureL
   Arena arena(block.data(), bytes);
   int64_t* level_of = arena.Take<int64_t>(num_rois);
   int64_t* rows = arena.Take<int64_t>(num_rois);
-  float* level_rois = arena.Take<float>(5 * num_rois);
+  float* level_rois = arena.Take<float>(5 * num_rois);  // in float32: half RoIs are converted as they are read
   for (int64_t r = 0; r < num_rois; ++r) {
-    level_of[r] = MultiScaleRoiLevel(params, rois + 5 * r + 1);
-    if (level_of[r] < 0) std::fill(output + r * row_size, output + (r + 1) * row_size, 0.0f);
+    float box[4];
+    shared::LoadRun(rois + 5 * r + 1, 4, box);
+    level_of[r] = MultiScaleRoiLevel(params, box);
+    if (level_of[r] < 0) std::fill(output + r * row_size, output + (r + 1) * row_size, T{});  // +0 in every type
   }
   const int64_t num_levels = static_cast<int64_t>(params.spatial_scales.size());
   CallSampleWork work(channels);  // the levels' RoIs add to the call's work limit
@@ -34,7 +36,7 @@ Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureL
     int64_t count = 0;
     for (int64_t r = 0; r < num_rois; ++r) {
       if (level_of[r] != l) continue;
-      std::memcpy(level_rois + 5 * count, rois + 5 * r, 5 * sizeof(float));
+      shared::LoadRun(rois + 5 * r, 5, level_rois + 5 * count);
       rows[count++] = r;
     }
     if (count == 0) continue;
@@ -45,5 +47,16 @@ Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureL
   }
   return Status::Ok();
 }
+
+template Status MultiScaleRoiAlign<float>(const MultiScaleRoiAlignParams&, const FeatureLevel<float>*, int64_t,
+                                          int64_t, const float*, int64_t, float*, ScratchAllocator&, const TaskRunner&);
+template Status MultiScaleRoiAlign<shared::Float16>(const MultiScaleRoiAlignParams&,
+                                                    const FeatureLevel<shared::Float16>*, int64_t, int64_t,
+                                                    const shared::Float16*, int64_t, shared::Float16*,
+                                                    ScratchAllocator&, const TaskRunner&);
+template Status MultiScaleRoiAlign<shared::BFloat16>(const MultiScaleRoiAlignParams&,
+                                                     const FeatureLevel<shared::BFloat16>*, int64_t, int64_t,
+                                                     const shared::BFloat16*, int64_t, shared::BFloat16*,
+                                                     ScratchAllocator&, const TaskRunner&);
 
 }  // namespace opbridge::cpu

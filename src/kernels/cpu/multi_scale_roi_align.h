@@ -1,8 +1,10 @@
-// Multi-scale RoIAlign CPU kernel (float32, NCHW). Framework-free.
+// Multi-scale RoIAlign CPU kernel (NCHW; float32, float16 or bfloat16 storage with float32
+// arithmetic). Framework-free.
 #pragma once
 
 #include <cstdint>
 
+#include "core/half_storage.h"
 #include "core/multi_scale_roi_align.h"
 #include "core/parallel.h"
 #include "core/scratch.h"
@@ -10,17 +12,21 @@
 
 namespace opbridge::cpu {
 
-// One feature map of the pyramid: [batch, channels, height, width].
+// One feature map of the pyramid: [batch, channels, height, width], in storage type T.
+template <class T>
 struct FeatureLevel {
-  const float* data;
+  const T* data;
   int64_t height, width;
 };
 
 // rois [num_rois, 5] (batch_index, x1, y1, x2, y2), batch indices already checked;
 // levels[0 .. params.spatial_scales.size()); output [num_rois, channels, out_h, out_w]. Scratch:
-// the rois of one level and their output rows (48 bytes per roi).
-Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureLevel* levels, int64_t batch,
-                          int64_t channels, const float* rois, int64_t num_rois, float* output,
+// the rois of one level (in float32) and their output rows (48 bytes per roi). T is the storage
+// type of the maps, the rois and the output (float, shared::Float16 or shared::BFloat16): the float32
+// kernel's outputs on the stored values, each rounded once (kernels/cpu/roi_align.h).
+template <class T>
+Status MultiScaleRoiAlign(const MultiScaleRoiAlignParams& params, const FeatureLevel<T>* levels, int64_t batch,
+                          int64_t channels, const T* rois, int64_t num_rois, T* output,
                           ScratchAllocator& scratch, const TaskRunner& runner);
 
 }  // namespace opbridge::cpu

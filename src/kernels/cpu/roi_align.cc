@@ -211,9 +211,9 @@ void PoolMax(const RoiAlignParams& p, const RoiGroup& group, const PreparedRoi& 
 
 }  // namespace
 
-template <class T>
+template <class T, class R>
 Status RoiAlign(const RoiAlignParams& p, const T* input, int64_t batch, int64_t channels,
-                int64_t height, int64_t width, const T* rois, int64_t num_rois, T* output,
+                int64_t height, int64_t width, const R* rois, int64_t num_rois, T* output,
                 const TaskRunner& runner, const int64_t* output_rows, CallSampleWork* work) {
   (void)batch;
   const int64_t out_h = p.output_height, out_w = p.output_width;
@@ -299,13 +299,14 @@ Status RoiAlign(const RoiAlignParams& p, const T* input, int64_t batch, int64_t 
   return Status::Ok();
 }
 
-template Status RoiAlign<float>(const RoiAlignParams&, const float*, int64_t, int64_t, int64_t, int64_t, const float*,
-                                int64_t, float*, const TaskRunner&, const int64_t*, CallSampleWork*);
-template Status RoiAlign<shared::Float16>(const RoiAlignParams&, const shared::Float16*, int64_t, int64_t, int64_t,
-                                          int64_t, const shared::Float16*, int64_t, shared::Float16*,
-                                          const TaskRunner&, const int64_t*, CallSampleWork*);
-template Status RoiAlign<shared::BFloat16>(const RoiAlignParams&, const shared::BFloat16*, int64_t, int64_t, int64_t,
-                                           int64_t, const shared::BFloat16*, int64_t, shared::BFloat16*,
-                                           const TaskRunner&, const int64_t*, CallSampleWork*);
+#define OPBRIDGE_ROI_ALIGN(T, R)                                                                                \
+  template Status RoiAlign<T, R>(const RoiAlignParams&, const T*, int64_t, int64_t, int64_t, int64_t, const R*, \
+                                 int64_t, T*, const TaskRunner&, const int64_t*, CallSampleWork*);
+OPBRIDGE_ROI_ALIGN(float, float)
+OPBRIDGE_ROI_ALIGN(shared::Float16, shared::Float16)
+OPBRIDGE_ROI_ALIGN(shared::BFloat16, shared::BFloat16)
+OPBRIDGE_ROI_ALIGN(shared::Float16, float)  // the multi-level kernels' RoIs
+OPBRIDGE_ROI_ALIGN(shared::BFloat16, float)
+#undef OPBRIDGE_ROI_ALIGN
 
 }  // namespace opbridge::cpu

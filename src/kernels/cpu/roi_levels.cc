@@ -1,13 +1,19 @@
 #include "kernels/cpu/roi_levels.h"
 
 #include <algorithm>
+#include <type_traits>
+
+#include "core/half_storage.h"
 
 namespace opbridge::cpu {
 
-Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout, const float* rois, int64_t num_rois,
-                       int64_t row_size, float* output, ScratchAllocator& scratch, const LevelPool& pool) {
+template <class T>
+Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout, const T* rois, int64_t num_rois,
+                       int64_t row_size, T* output, ScratchAllocator& scratch, const LevelPool& pool) {
   const int64_t num_levels = static_cast<int64_t>(params.featmap_strides.size());
-  if (num_levels == 1) return pool(0, rois, num_rois, nullptr);
+  if constexpr (std::is_same_v<T, float>) {
+    if (num_levels == 1) return pool(0, rois, num_rois, nullptr);
+  }
   if (num_rois == 0) return Status::Ok();
   const int64_t width = layout.width;
   const size_t bytes = ArenaBytes<int64_t>(num_rois) * 2 + ArenaBytes<float>(width * num_rois);
@@ -20,10 +26,12 @@ Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout,
 
   // Counting sort by level: count, prefix sums, then place each RoI after those before it.
   int64_t start[kMultiLevelRoiAlignMaxLevels + 1] = {};
+  float roi[kMaxRoiRowWidth];  // one RoI row in float32
   for (int64_t r = 0; r < num_rois; ++r) {
-    level_of[r] = MmdetRoiLevel(layout.scale(rois + width * r), params.finest_scale, num_levels);
+    shared::LoadRun(rois + width * r, width, roi);
+    level_of[r] = num_levels == 1 ? 0 : MmdetRoiLevel(layout.scale(roi), params.finest_scale, num_levels);
     if (level_of[r] < 0) {
-      std::fill(output + r * row_size, output + (r + 1) * row_size, 0.0f);
+      std::fill(output + r * row_size, output + (r + 1) * row_size, T{});  // +0 in every type
     } else {
       ++start[level_of[r] + 1];
     }
@@ -34,9 +42,9 @@ Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout,
   for (int64_t r = 0; r < num_rois; ++r) {
     if (level_of[r] < 0) continue;
     const int64_t k = next[level_of[r]]++;
-    const float* roi = rois + width * r;
     float* dst = grouped + width * k;
-    if (params.rescale) {
+    shared::LoadRun(rois + width * r, width, roi);
+    if (params.rescale && num_levels > 1) {
       layout.rescale(roi, params.roi_scale_factor, dst);
     } else {
       std::copy(roi, roi + width, dst);
@@ -50,5 +58,13 @@ Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout,
   }
   return Status::Ok();
 }
+
+#define OPBRIDGE_POOL_ROIS_BY_LEVEL(T)                                                                           \
+  template Status PoolRoisByLevel<T>(const RoiLevelParams&, const RoiRowLayout&, const T*, int64_t, int64_t, T*, \
+                                     ScratchAllocator&, const LevelPool&);
+OPBRIDGE_POOL_ROIS_BY_LEVEL(float)
+OPBRIDGE_POOL_ROIS_BY_LEVEL(shared::Float16)
+OPBRIDGE_POOL_ROIS_BY_LEVEL(shared::BFloat16)
+#undef OPBRIDGE_POOL_ROIS_BY_LEVEL
 
 }  // namespace opbridge::cpu

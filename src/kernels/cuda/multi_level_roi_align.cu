@@ -18,8 +18,9 @@
 namespace opbridge::cuda {
 namespace {
 
-__global__ void LeveledRoiPlanKernel(RoiAlignParams p, const __grid_constant__ shared::FeatureMaps maps,
-                                     shared::RoiLeveling leveling, int64_t batch, const float* rois, int64_t num_rois,
+template <class T>
+__global__ void LeveledRoiPlanKernel(RoiAlignParams p, const __grid_constant__ shared::FeatureMaps<T> maps,
+                                     shared::RoiLeveling leveling, int64_t batch, const T* rois, int64_t num_rois,
                                      shared::RoiPlan* plans, unsigned long long* call_samples) {
   const int64_t bins = p.output_height * p.output_width;
   OPBRIDGE_CUDA_FOR(int64_t, r, num_rois) {
@@ -36,16 +37,17 @@ __global__ void LeveledRoiPlanKernel(RoiAlignParams p, const __grid_constant__ s
 // At most 48 registers a thread (5 blocks of 256 threads an SM: 62% occupancy; at 40 it spills 56
 // bytes): the gathers' latency is hidden by the warps in flight (kernels/cuda/roi_align.cu). On
 // Turing, whose SM holds 4 such blocks, at most 64.
-template <class Index>
-__global__ void __launch_bounds__(kThreads, OPBRIDGE_BLOCKS_PER_SM(5)) LeveledRoiAlignKernel(RoiAlignParams p, const shared::RoiPlan* plans,
-                                      const __grid_constant__ shared::FeatureMaps maps, int64_t channels, Index count,
-                                      const unsigned long long* call_samples, float* output) {
+template <class Index, class T>
+__global__ void __launch_bounds__(kThreads, OPBRIDGE_BLOCKS_PER_SM(5))
+    LeveledRoiAlignKernel(RoiAlignParams p, const shared::RoiPlan* plans,
+                          const __grid_constant__ shared::FeatureMaps<T> maps, int64_t channels, Index count,
+                          const unsigned long long* call_samples, T* output) {
   // Over the call's work limit, the CPU ops refuse the whole call: every element is NaN (written by
   // the first launch).
   const bool refused = ExceedsCallWork(static_cast<int64_t>(*call_samples), channels);
   OPBRIDGE_CUDA_FOR(Index, index, count) {
     if (refused) {
-      if (maps.first == 0) output[index] = NAN;
+      if (maps.first == 0) shared::Store(output + index, NAN);
       continue;
     }
     shared::LeveledRoiAlignElement<Index>(p, plans, maps, channels, index, output);
@@ -54,9 +56,10 @@ __global__ void __launch_bounds__(kThreads, OPBRIDGE_BLOCKS_PER_SM(5)) LeveledRo
 
 }  // namespace
 
-Status LeveledRoiAlign(const RoiAlignParams& params, const std::vector<shared::FeatureMaps>& launches,
-                       const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
-                       int64_t num_rois, float* output, ScratchAllocator& device_scratch, Stream stream) {
+template <class T>
+Status LeveledRoiAlign(const RoiAlignParams& params, const std::vector<shared::FeatureMaps<T>>& launches,
+                       const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const T* rois,
+                       int64_t num_rois, T* output, ScratchAllocator& device_scratch, Stream stream) {
   ClearStaleError();
   const int64_t count = num_rois * channels * params.output_height * params.output_width;
   if (count == 0 || launches.empty()) return Status::Ok();
@@ -76,22 +79,31 @@ Status LeveledRoiAlign(const RoiAlignParams& params, const std::vector<shared::F
     OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the multi-level RoIAlign plan kernel", stream));
   }
   for (int64_t g = 0; g < groups; ++g) {
-    const shared::FeatureMaps& maps = launches[g];
+    const shared::FeatureMaps<T>& maps = launches[g];
     const shared::RoiPlan* group_plans = plans + g * num_rois;
     bool planes_fit_int32 = true;
     for (int64_t l = 0; l < maps.count; ++l) {
       planes_fit_int32 = planes_fit_int32 && FitsInt32(maps.height[l] * maps.width[l]);
     }
     if (FitsInt32(count) && planes_fit_int32) {
-      LeveledRoiAlignKernel<int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(
+      LeveledRoiAlignKernel<int32_t, T><<<BlocksFor(count), kThreads, 0, stream>>>(
           params, group_plans, maps, channels, static_cast<int32_t>(count), call_samples, output);
     } else {
-      LeveledRoiAlignKernel<int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(params, group_plans, maps, channels,
+      LeveledRoiAlignKernel<int64_t, T><<<BlocksFor(count), kThreads, 0, stream>>>(params, group_plans, maps, channels,
                                                                                count, call_samples, output);
     }
     OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the multi-level RoIAlign kernel", stream));
   }
   return Status::Ok();
 }
+
+#define OPBRIDGE_LEVELED_ROI_ALIGN(T)                                                                             \
+  template Status LeveledRoiAlign<T>(const RoiAlignParams&, const std::vector<shared::FeatureMaps<T>>&,          \
+                                     const shared::RoiLeveling&, int64_t, int64_t, const T*, int64_t, T*,         \
+                                     ScratchAllocator&, Stream);
+OPBRIDGE_LEVELED_ROI_ALIGN(float)
+OPBRIDGE_LEVELED_ROI_ALIGN(shared::Float16)
+OPBRIDGE_LEVELED_ROI_ALIGN(shared::BFloat16)
+#undef OPBRIDGE_LEVELED_ROI_ALIGN
 
 }  // namespace opbridge::cuda

@@ -1,4 +1,5 @@
-// RoIAlign over a feature pyramid, CUDA kernel (float32, NCHW), for both multi-level RoIAlign ops:
+// RoIAlign over a feature pyramid, CUDA kernel (NCHW; float32, float16 or bfloat16 storage with
+// float32 arithmetic), for both multi-level RoIAlign ops:
 // opbridge::MultiScaleRoiAlign (torchvision's LevelMapper) and opbridge::MultiLevelRoiAlign /
 // mmdeploy::MMCVMultiLevelRoiAlign (mmdet's map_roi_levels and roi_rescale). Framework-free.
 #pragma once
@@ -24,9 +25,12 @@ namespace opbridge::cuda {
 // gives NaN (the CPU ops report an error there). params.spatial_scale is not read. A plan per RoI
 // (about 56 bytes) comes from `device_scratch`.
 // Every launch's RoIs are planned first, counting the call's work on the device (core/work_limits.h):
-// a call beyond the limit is NaN throughout, where the CPU ops report the error.
-Status LeveledRoiAlign(const RoiAlignParams& params, const std::vector<shared::FeatureMaps>& launches,
-                       const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
-                       int64_t num_rois, float* output, ScratchAllocator& device_scratch, Stream stream);
+// a call beyond the limit is NaN throughout, where the CPU ops report the error. T is the storage type
+// of the maps, the rois and the output (float, shared::Float16 or shared::BFloat16): the CPU kernel's
+// bits, the float32 values rounded once.
+template <class T>
+Status LeveledRoiAlign(const RoiAlignParams& params, const std::vector<shared::FeatureMaps<T>>& launches,
+                       const shared::RoiLeveling& leveling, int64_t batch, int64_t channels, const T* rois,
+                       int64_t num_rois, T* output, ScratchAllocator& device_scratch, Stream stream);
 
 }  // namespace opbridge::cuda

@@ -33,7 +33,7 @@ struct RoiPlan {
   int32_t map;          // -1: the RoI has no level, its row is 0 (as mmrotate's output, which starts as zeros)
 };
 
-__global__ void PlanKernel(RoiAlignRotatedParams p, const __grid_constant__ shared::FeatureMaps maps,
+__global__ void PlanKernel(RoiAlignRotatedParams p, const __grid_constant__ shared::FeatureMaps<float> maps,
                            RotatedLeveling leveling,
                            const float* rois, int64_t num_rois, int64_t batch, RoiPlan* plans,
                            unsigned long long* call_samples) {
@@ -74,7 +74,7 @@ __global__ void PlanKernel(RoiAlignRotatedParams p, const __grid_constant__ shar
 // Index: int32_t where the output's element count allows (the division and modulo of the element's
 // coordinates are then a few instructions, not dozens).
 template <class Index>
-__global__ void PoolKernel(RoiAlignRotatedParams p, const __grid_constant__ shared::FeatureMaps maps, Index channels,
+__global__ void PoolKernel(RoiAlignRotatedParams p, const __grid_constant__ shared::FeatureMaps<float> maps, Index channels,
                            const RoiPlan* plans,
                            const unsigned long long* call_samples, Index count, float* output) {
   const Index bins = static_cast<Index>(p.output_height * p.output_width);
@@ -115,7 +115,7 @@ __global__ void PoolKernel(RoiAlignRotatedParams p, const __grid_constant__ shar
 
 }  // namespace
 
-Status LeveledRoiAlignRotated(const RoiAlignRotatedParams& p, const shared::FeatureMaps& maps,
+Status LeveledRoiAlignRotated(const RoiAlignRotatedParams& p, const shared::FeatureMaps<float>& maps,
                               const RotatedLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
                               int64_t num_rois, float* output, ScratchAllocator& scratch, Stream stream) {
   ClearStaleError();
@@ -150,7 +150,7 @@ Status LeveledRoiAlignRotated(const RoiAlignRotatedParams& p, const shared::Feat
 Status RoiAlignRotated(const RoiAlignRotatedParams& p, const float* input, int64_t batch, int64_t channels,
                        int64_t height, int64_t width, const float* rois, int64_t num_rois, float* output,
                        ScratchAllocator& scratch, Stream stream) {
-  shared::FeatureMaps maps{};
+  shared::FeatureMaps<float> maps{};
   maps.data[0] = input;
   maps.height[0] = height;
   maps.width[0] = width;

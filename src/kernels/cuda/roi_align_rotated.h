@@ -37,7 +37,7 @@ struct RotatedLeveling {
 // the op's limit), map l pooled at maps.spatial_scale[l] (which replaces params.spatial_scale):
 // cpu::MultiLevelRotatedRoiAlign's values bit for bit, a RoI without a level a zero row, and NaN
 // rows where the single-map form gives them.
-Status LeveledRoiAlignRotated(const RoiAlignRotatedParams& params, const shared::FeatureMaps& maps,
+Status LeveledRoiAlignRotated(const RoiAlignRotatedParams& params, const shared::FeatureMaps<float>& maps,
                               const RotatedLeveling& leveling, int64_t batch, int64_t channels, const float* rois,
                               int64_t num_rois, float* output, ScratchAllocator& scratch, Stream stream);
 

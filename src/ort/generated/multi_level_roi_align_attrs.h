@@ -34,9 +34,9 @@ struct MultiLevelRoiAlignAttrs {
 
 inline const OpSchema& MultiLevelRoiAlignAttrs::Schema() {
   static const OpSchema schema{
-      {{"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, true}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, true}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"output_height", AttrKind::kInt, false, 7, 0.0f, "", {}, {}},
        {"output_width", AttrKind::kInt, false, 7, 0.0f, "", {}, {}},
        {"pool_mode", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
@@ -44,7 +44,10 @@ inline const OpSchema& MultiLevelRoiAlignAttrs::Schema() {
        {"featmap_strides", AttrKind::kFloats, true, 0, 0.0f, "", {}, {}},
        {"roi_scale_factor", AttrKind::kFloat, false, 0, -1.0f, "", {}, {}},
        {"finest_scale", AttrKind::kInt, false, 56, 0.0f, "", {}, {}},
-       {"aligned", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}}};
+       {"aligned", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

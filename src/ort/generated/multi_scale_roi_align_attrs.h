@@ -32,16 +32,19 @@ struct MultiScaleRoiAlignAttrs {
 
 inline const OpSchema& MultiScaleRoiAlignAttrs::Schema() {
   static const OpSchema schema{
-      {{"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, true}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"rois", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, true}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"output_height", AttrKind::kInt, true, 0, 0.0f, "", {}, {}},
        {"output_width", AttrKind::kInt, true, 0, 0.0f, "", {}, {}},
        {"sampling_ratio", AttrKind::kInt, true, 0, 0.0f, "", {}, {}},
        {"spatial_scales", AttrKind::kFloats, true, 0, 0.0f, "", {}, {}},
        {"canonical_scale", AttrKind::kInt, false, 224, 0.0f, "", {}, {}},
        {"canonical_level", AttrKind::kInt, false, 4, 0.0f, "", {}, {}},
-       {"aligned", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}}};
+       {"aligned", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -7,9 +7,13 @@
 
 namespace opbridge::ort {
 namespace {
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-}  // namespace
 
+// An inferred pooled side: the attribute's value, the plugin's 7 when it is absent, unknown (-1) when
+// it is below 1 (the kernel refuses it when the session is created, with the op's error; a negative
+// dim here would make ORT fail the node's type inference with a message naming neither).
+int64_t PooledDim(bool present, int64_t value) { return !present ? 7 : value >= 1 ? value : -1; }
+
+}  // namespace
 Status MultiLevelRoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<MultiLevelRoiAlignOp>* op) {
   MultiLevelRoiAlignParams p;
   OPBRIDGE_RETURN_IF_ERROR(MakeMultiLevelRoiAlignParams(attrs.output_height, attrs.output_width, attrs.pool_mode,
@@ -36,34 +40,21 @@ Status PrepareMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t outpu
   t->num_rois = t->rois.shape[0];
   const Shape out_shape = {t->num_rois, t->channels, output_height, output_width};
   void* output = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &output));  // the per-call limit
-  t->output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(output);
+  // Of the maps' dtype (the schema's one dtype for the RoIs and the maps); the per-call limit.
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &output, t->maps[0].type));
+  t->output = NumElements(out_shape) == 0 ? nullptr : output;
   return Status::Ok();
-}
-
-Status ComputeMultiLevel(const OrtApi& api, OrtKernelContext* ctx, int64_t roi_width, int64_t output_height,
-                         int64_t output_width, const LevelShapeCheck& check_shapes, const LevelKernel& kernel) {
-  MultiLevelTensors t;
-  OPBRIDGE_RETURN_IF_ERROR(PrepareMultiLevel(api, ctx, output_height, output_width, check_shapes, &t));
-  OPBRIDGE_RETURN_IF_ERROR(CheckRoiAlignRois(t.rois.Data<float>(), t.num_rois, t.batch, roi_width));
-  if (t.output == nullptr) return Status::Ok();
-  std::vector<cpu::FeatureLevel> levels(t.maps.size());
-  for (size_t l = 0; l < t.maps.size(); ++l) levels[l] = {t.maps[l].Data<float>(), t.maps[l].shape[2], t.maps[l].shape[3]};
-  OrtScratchAllocator scratch(api, ctx);
-  OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return kernel(levels.data(), t.batch, t.channels, t.rois.Data<float>(), t.num_rois, t.output, scratch,
-                OrtTaskRunner(api, ctx));
 }
 
 Status MultiLevelRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   return ComputeMultiLevel(
-      api, ctx, 5, params_.roi_align.output_height, params_.roi_align.output_width,
+      api, ctx, params_.roi_align,
       [this](const Shape& rois, const std::vector<Shape>& features) {
         return CheckMultiLevelRoiAlignShapes(params_, rois, features);
       },
-      [this](const cpu::FeatureLevel* levels, int64_t batch, int64_t channels, const float* rois, int64_t num_rois,
-             float* output, ScratchAllocator& scratch, const TaskRunner& runner) {
-        return cpu::MultiLevelRoiAlign(params_, levels, batch, channels, rois, num_rois, output, scratch, runner);
+      [this](const MultiLevelTensors& t, const auto* levels, const auto* rois, auto* output, ScratchAllocator& scratch,
+             const TaskRunner& runner) {
+        return cpu::MultiLevelRoiAlign(params_, levels, t.batch, t.channels, rois, t.num_rois, output, scratch, runner);
       });
 }
 
@@ -77,9 +68,11 @@ Status MultiLevelRoiAlignOp::InferShape(const ShapeInference& infer) {
   OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_width", &out_w, &has_w));
   InferredShape out;
   out.dims = {rois.dims.size() == 2 ? rois.dims[0] : -1, first.dims.size() == 4 ? first.dims[1] : -1,
-              has_h ? out_h : 7, has_w ? out_w : 7};  // absent: the plugin's default
+              PooledDim(has_h, out_h), PooledDim(has_w, out_w)};
   out.symbols = {rois.dims.size() == 2 ? rois.symbols[0] : "", first.dims.size() == 4 ? first.symbols[1] : "", "", ""};
-  return infer.SetOutput(0, kFloat, out);
+  // Of the maps' dtype (ORT sets it from the inputs where that is unknown).
+  if (first.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+  return infer.SetOutput(0, first.type, out);
 }
 
 }  // namespace opbridge::ort

@@ -11,17 +11,19 @@
 
 namespace opbridge::ort {
 
-shared::FeatureMaps FeatureMapsOf(const MultiLevelTensors& t, int64_t first, const std::vector<float>& spatial_scales) {
-  std::vector<const float*> data;
+template <class T>
+shared::FeatureMaps<T> FeatureMapsOf(const MultiLevelTensors& t, int64_t first, const std::vector<float>& spatial_scales) {
+  std::vector<const T*> data;
   std::vector<int64_t> heights, widths;
   for (const InputTensor& map : t.maps) {
-    data.push_back(map.Data<float>());
+    data.push_back(map.Data<T>());
     heights.push_back(map.shape[2]);
     widths.push_back(map.shape[3]);
   }
   return shared::FeatureMapsFrom(first, static_cast<int64_t>(t.maps.size()), data.data(), heights.data(),
                                  widths.data(), spatial_scales.data());
 }
+template shared::FeatureMaps<float> FeatureMapsOf<float>(const MultiLevelTensors&, int64_t, const std::vector<float>&);
 
 Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const MultiLevelTensors& t,
                               const RoiAlignParams& roi_align, const std::vector<float>& spatial_scales,
@@ -29,12 +31,15 @@ Status RunLeveledRoiAlignCuda(const OrtApi& api, OrtKernelContext* ctx, const Mu
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
   const int64_t total = static_cast<int64_t>(t.maps.size());
-  std::vector<shared::FeatureMaps> launches;
-  for (int64_t first = 0; first < total; first += shared::kMaxFeatureMaps) {
-    launches.push_back(FeatureMapsOf(t, first, spatial_scales));
-  }
-  return cuda::LeveledRoiAlign(roi_align, launches, leveling, t.batch, t.channels, t.rois.Data<float>(), t.num_rois,
-                               t.output, cuda.scratch(), cuda.stream());
+  return ForFloatStorage(t.rois.type, [&](auto type) {
+    using T = decltype(type);
+    std::vector<shared::FeatureMaps<T>> launches;
+    for (int64_t first = 0; first < total; first += shared::kMaxFeatureMaps) {
+      launches.push_back(FeatureMapsOf<T>(t, first, spatial_scales));
+    }
+    return cuda::LeveledRoiAlign(roi_align, launches, leveling, t.batch, t.channels, t.rois.Data<T>(), t.num_rois,
+                                 static_cast<T*>(t.output), cuda.scratch(), cuda.stream());
+  });
 }
 
 Status MultiLevelRoiAlignOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {

@@ -18,14 +18,16 @@ Status MultiLevelRotatedRoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<M
 }
 
 Status MultiLevelRotatedRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
-  return ComputeMultiLevel(
-      api, ctx, 6, params_.roi_align.output_height, params_.roi_align.output_width,
-      [this](const Shape& rois, const std::vector<Shape>& features) { return CheckShapes(rois, features); },
-      [this](const cpu::FeatureLevel* levels, int64_t batch, int64_t channels, const float* rois, int64_t num_rois,
-             float* output, ScratchAllocator& scratch, const TaskRunner& runner) {
-        return cpu::MultiLevelRotatedRoiAlign(params_, levels, batch, channels, rois, num_rois, output, scratch,
-                                              runner);
-      });
+  MultiLevelTensors t;
+  OPBRIDGE_RETURN_IF_ERROR(PrepareMultiLevel(
+      api, ctx, params_.roi_align.output_height, params_.roi_align.output_width,
+      [this](const Shape& rois, const std::vector<Shape>& features) { return CheckShapes(rois, features); }, &t));
+  return RunMultiLevelKernel<float>(api, ctx, t, 6,  // float32 only (the manifest's dtypes)
+                                    [&](const cpu::FeatureLevel<float>* levels, const float* rois, float* output,
+                                        ScratchAllocator& scratch, const TaskRunner& runner) {
+                                      return cpu::MultiLevelRotatedRoiAlign(params_, levels, t.batch, t.channels,
+                                                                            rois, t.num_rois, output, scratch, runner);
+                                    });
 }
 
 Status MultiLevelRotatedRoiAlignOp::InferShape(const ShapeInference& infer) {

@@ -20,14 +20,15 @@ Status MultiLevelRotatedRoiAlignOp::ComputeCuda(const OrtApi& api, OrtKernelCont
   if (t.output == nullptr) return Status::Ok();
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  const shared::FeatureMaps maps = FeatureMapsOf(t, 0, params_.spatial_scales);  // all of them: at most 10
+  // All of them (at most 10), float32 only (the manifest's dtypes).
+  const shared::FeatureMaps<float> maps = FeatureMapsOf<float>(t, 0, params_.spatial_scales);
   cuda::RotatedLeveling leveling;
   leveling.by_scale = true;
   leveling.finest_scale = params_.finest_scale;
   leveling.rescale = params_.rescale;
   leveling.roi_scale_factor = params_.roi_scale_factor;
   return cuda::LeveledRoiAlignRotated(params_.roi_align, maps, leveling, t.batch, t.channels, t.rois.Data<float>(),
-                                      t.num_rois, t.output, cuda.scratch(), cuda.stream());
+                                      t.num_rois, static_cast<float*>(t.output), cuda.scratch(), cuda.stream());
 }
 
 }  // namespace opbridge::ort

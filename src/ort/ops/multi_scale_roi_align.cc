@@ -19,18 +19,18 @@ Status MultiScaleRoiAlignOp::Create(const Attrs& attrs, std::unique_ptr<MultiSca
 
 Status MultiScaleRoiAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   return ComputeMultiLevel(
-      api, ctx, 5, params_.roi_align.output_height, params_.roi_align.output_width,
+      api, ctx, params_.roi_align,
       [this](const Shape& rois, const std::vector<Shape>& features) {
         return CheckMultiScaleRoiAlignShapes(params_, rois, features);
       },
-      [this](const cpu::FeatureLevel* levels, int64_t batch, int64_t channels, const float* rois, int64_t num_rois,
-             float* output, ScratchAllocator& scratch, const TaskRunner& runner) {
-        return cpu::MultiScaleRoiAlign(params_, levels, batch, channels, rois, num_rois, output, scratch, runner);
+      [this](const MultiLevelTensors& t, const auto* levels, const auto* rois, auto* output, ScratchAllocator& scratch,
+             const TaskRunner& runner) {
+        return cpu::MultiScaleRoiAlign(params_, levels, t.batch, t.channels, rois, t.num_rois, output, scratch, runner);
       });
 }
 
 Status MultiScaleRoiAlignOp::InferShape(const ShapeInference& infer) {
-  return InferRoiPoolingShape(infer, 1, 0);
+  return InferRoiPoolingShape(infer, 1, 0, /*typed_as_features=*/true);
 }
 
 }  // namespace opbridge::ort

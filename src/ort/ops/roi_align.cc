@@ -15,8 +15,10 @@ Status InferRoiPoolingShape(const ShapeInference& infer, size_t features_input, 
   OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_height", &out_h, &has_h));
   OPBRIDGE_RETURN_IF_ERROR(infer.AttrInt("output_width", &out_w, &has_w));
   InferredShape out;
+  // A side below 1 is left unknown: the kernel refuses it when the session is created, with the op's
+  // error (a negative dim here would make ORT fail the node's type inference, naming neither).
   out.dims = {rois.dims.size() == 2 ? rois.dims[0] : -1, features.dims.size() == 4 ? features.dims[1] : -1,
-              has_h ? out_h : -1, has_w ? out_w : -1};
+              has_h && out_h >= 1 ? out_h : -1, has_w && out_w >= 1 ? out_w : -1};
   out.symbols = {rois.symbols.size() == 2 ? rois.symbols[0] : "",
                  features.symbols.size() == 4 ? features.symbols[1] : "", "", ""};
   if (!typed_as_features) return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);

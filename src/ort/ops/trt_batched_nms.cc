@@ -42,11 +42,12 @@ Status TrtBatchedNmsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputT
   void* dets = nullptr;
   void* labels = nullptr;
   void* index = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {batch, keep, params_.box_size() + 1}, &dets));
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 1, {batch, keep}, &labels));
+  // Bounded by the per-call output limit (core/work_limits.h): keep_topk may be up to 2^31 - 1.
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, {batch, keep, params_.box_size() + 1}, &dets));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 1, {batch, keep}, &labels));
   // The index is written when the node has the output (return_index as mmdeploy's exporter sets
   // it, or a third output); with return_index = 1 and no such output there is nothing to write.
-  if (outputs > 2) OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 2, {batch, keep}, &index));
+  if (outputs > 2) OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 2, {batch, keep}, &index));
   *out = {static_cast<float*>(dets), static_cast<int32_t*>(labels), static_cast<int32_t*>(index)};
   return Status::Ok();
 }
