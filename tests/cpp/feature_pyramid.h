@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/multi_scale_roi_align.h"  // FeatureLevel
+#include "half_values.h"
 #include "kernels/shared/roi_align_levels.h"
 
 namespace opbridge::testing {
@@ -62,20 +63,6 @@ std::vector<T> RunLeveledRoiAlignDeviceCode(const RoiAlignParams& p, const std::
     }
   }
   return out;
-}
-
-// Half storage for the multi-level tests: values stored as T (rounded once), and read back as floats.
-template <class T>
-std::vector<T> StoredAs(const std::vector<float>& values) {
-  std::vector<T> stored(values.size());
-  for (size_t i = 0; i < values.size(); ++i) shared::Store(&stored[i], values[i]);
-  return stored;
-}
-template <class T>
-std::vector<float> FloatsOf(const std::vector<T>& stored) {
-  std::vector<float> values(stored.size());
-  for (size_t i = 0; i < stored.size(); ++i) values[i] = shared::Load(&stored[i]);
-  return values;
 }
 
 // A pyramid's maps stored as T, and the same values as floats (the float32 kernel's inputs).

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "half_values.h"
 #include "kernels/shared/paste_masks_pixel.h"
 #include "references.h"
 #include "task_runners.h"
@@ -118,9 +119,9 @@ TEST(PasteMasks, BoxOutsideTheImagePastesNothing) {
 
 TEST(PasteMasks, EmptyInputsAreFine) {
   HeapScratchAllocator scratch;
-  EXPECT_TRUE(cpu::PasteMasks(nullptr, 0, 28, nullptr, 100, 100, 1, nullptr, scratch, SerialTaskRunner()).ok());
+  EXPECT_TRUE(cpu::PasteMasks<float>(nullptr, 0, 28, nullptr, 100, 100, 1, nullptr, scratch, SerialTaskRunner()).ok());
   const std::vector<float> mask(28 * 28, 1.0f), box = {1, 1, 5, 5};
-  EXPECT_TRUE(cpu::PasteMasks(mask.data(), 1, 28, box.data(), 0, 100, 1, nullptr, scratch, SerialTaskRunner()).ok());
+  EXPECT_TRUE(cpu::PasteMasks<float>(mask.data(), 1, 28, box.data(), 0, 100, 1, nullptr, scratch, SerialTaskRunner()).ok());
 }
 
 // A box far below a pixel: torchvision resizes the 30x30 padded mask to 1x1, whose one sample is
@@ -247,6 +248,53 @@ TEST(PasteMasksDeviceCode, GivesTheCpuKernelsBits) {
       ASSERT_EQ(Bits(device), Bits(cpu[i])) << "padding " << padding << ", element " << i;
     }
   }
+}
+
+// In half storage the CPU kernel (threaded too) and the device code give the same bits, and those are
+// the float32 kernel's outputs on the half masks and boxes, rounded once; values near 1 and subnormal
+// ones, both bilinear kernels, boxes partly outside.
+template <class T>
+void CheckHalfStorage() {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f), pos(-20.0f, 90.0f), size(0.3f, 120.0f);
+  const int64_t mask_size = 14, image_h = 67, image_w = 83, padding = 1;
+  std::vector<float> boxes = {50, 50, 40, 40,  3, 3, 3.2f, 3.4f,  10.3f, 11.7f, 19.9f, 22.1f};
+  for (int b = 0; b < 20; ++b) {
+    const float x = pos(rng), y = pos(rng);
+    boxes.insert(boxes.end(), {x, y, x + size(rng), y + size(rng)});
+  }
+  const int64_t n = static_cast<int64_t>(boxes.size() / 4);
+  std::vector<float> masks(n * mask_size * mask_size);
+  for (size_t i = 0; i < masks.size(); ++i) masks[i] = i % 7 == 0 ? unit(rng) * 1e-6f : unit(rng);
+  const std::vector<T> half_masks = testing::StoredAs<T>(masks), half_boxes = testing::StoredAs<T>(boxes);
+  const auto float32 = RunPaste(testing::FloatsOf(half_masks), mask_size, testing::FloatsOf(half_boxes), image_h,
+                                image_w, padding);
+  HeapScratchAllocator scratch;
+  std::vector<T> cpu(float32.size()), threaded(float32.size());
+  ASSERT_TRUE(cpu::PasteMasks(half_masks.data(), n, mask_size, half_boxes.data(), image_h, image_w, padding, cpu.data(),
+                              scratch, SerialTaskRunner()).ok());
+  ASSERT_TRUE(cpu::PasteMasks(half_masks.data(), n, mask_size, half_boxes.data(), image_h, image_w, padding,
+                              threaded.data(), scratch, testing::ThreadedTaskRunner(3)).ok());
+  const float scale = shared::PasteMaskScale(mask_size, padding);
+  std::vector<shared::PasteMaskPlacement> placements;
+  for (int64_t m = 0; m < n; ++m) placements.push_back(shared::PlaceMask(half_boxes.data() + 4 * m, scale, image_h, image_w));
+  for (int32_t i = 0; i < static_cast<int32_t>(cpu.size()); ++i) {
+    T once, device;
+    shared::Store(&once, float32[i]);
+    shared::Store(&device, shared::PasteMaskPixel<int32_t>(half_masks.data(), mask_size, padding, placements.data(),
+                                                           image_h, image_w, i));
+    ASSERT_EQ(cpu[i].bits, once.bits) << i;
+    ASSERT_EQ(cpu[i].bits, device.bits) << i;
+    ASSERT_EQ(cpu[i].bits, threaded[i].bits) << i;
+  }
+}
+
+TEST(PasteMasksDeviceCode, Float16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::Float16>();
+}
+
+TEST(PasteMasksDeviceCode, BFloat16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {
+  CheckHalfStorage<shared::BFloat16>();
 }
 
 }  // namespace

@@ -10,13 +10,18 @@ import torch
 from torchvision.models.detection import roi_heads
 
 import opbridge.ops
-from graphs import EXPORTERS, assert_matches_fused_interpolation, one_node_model, run, run_error, session_error
+from graphs import (EXPORTERS, assert_matches_fused_interpolation, cast_around, one_node_model, round_to, run, run_error,
+                    session_error)
+from opbridge.tolerances import same_bits_but_nan, tolerance
 
 TYPES = {"image_size": "int64"}
 
 
-def paste_model(**attrs):
-    return one_node_model("opbridge::PasteMasks", attrs, ["masks", "boxes", "image_size"], ["output"], input_types=TYPES)
+def paste_model(dtype="float32", **attrs):
+    """The node with masks, boxes and output in `dtype` (bfloat16 behind casts from and to float32)."""
+    model = one_node_model("opbridge::PasteMasks", attrs, ["masks", "boxes", "image_size"], ["output"],
+                           input_types={**TYPES, "masks": dtype, "boxes": dtype})
+    return cast_around(model, dtype, {"masks", "boxes"}, {"output"}) if dtype == "bfloat16" else model
 
 
 def masks_and_boxes(count, image, mask=28, seed=0):
@@ -42,6 +47,35 @@ def test_matches_torchvision(count, image, mask, padding):
     assert_matches_fused_interpolation(actual, expected, "paste_masks")
     eager = opbridge.ops.paste_masks(masks, boxes, image, padding)
     np.testing.assert_array_equal(eager.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_is_the_float32_result_rounded_once(dtype):
+    """float16 and bfloat16 masks and boxes: bit for bit the float32 op's output on the half values,
+    rounded once; and torchvision's paste_masks_in_image in float32 on the half values, rounded, within
+    the half tolerance."""
+    image = (120, 90)
+    masks, boxes = masks_and_boxes(12, image, seed=5)
+    feeds = {"masks": masks.numpy(), "boxes": boxes.numpy()}
+    size = {"image_size": np.array(image, np.int64)}
+    got = run_half_with_size(paste_model(dtype=dtype), feeds, size, dtype)
+    rounded = {name: round_to(value, dtype) for name, value in feeds.items()}
+    (exact,) = run(paste_model(), {**rounded, **size})
+    assert same_bits_but_nan(round_to(exact, dtype), got)
+    expected = roi_heads.paste_masks_in_image(torch.from_numpy(rounded["masks"]), torch.from_numpy(rounded["boxes"]),
+                                              image, 1).numpy()
+    tol = tolerance("half", dtype)
+    np.testing.assert_allclose(got, round_to(expected, dtype), rtol=tol.rtol, atol=tol.atol)
+
+
+def run_half_with_size(model, feeds, size, dtype):
+    """The op's output on the half-rounded masks and boxes (run_half), with the int64 image size."""
+    rounded = {name: round_to(value, dtype) for name, value in feeds.items()}
+    if dtype == "float16":
+        rounded = {name: value.astype(np.float16) for name, value in rounded.items()}
+    (out,) = run(model, {**rounded, **size})
+    assert out.dtype == (np.float16 if dtype == "float16" else np.float32)
+    return out.astype(np.float32)
 
 
 def test_boxes_outside_or_not_finite_paste_nothing():

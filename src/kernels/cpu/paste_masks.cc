@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/cpu/cpu_level.h"
 #include "kernels/cpu/interpolate.h"
@@ -52,9 +53,12 @@ struct PasteRowBody {
 
 }  // namespace
 
-Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float* boxes, int64_t image_h,
-                  int64_t image_w, int64_t padding, float* output, ScratchAllocator& scratch,
+template <class T>
+Status PasteMasks(const T* masks, int64_t n, int64_t mask_size, const T* boxes, int64_t image_h,
+                  int64_t image_w, int64_t padding, T* output, ScratchAllocator& scratch,
                   const TaskRunner& runner) {
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  constexpr T kZero{};  // +0 in every storage type
   if (n < 0 || image_h < 0 || image_w < 0) {
     return Status::Error("negative size: n=", n, ", image_h=", image_h, ", image_w=", image_w);
   }
@@ -79,30 +83,34 @@ Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float*
     const int64_t m = static_cast<int64_t>(task) / bands;
     const int64_t row_begin = static_cast<int64_t>(task) % bands * rows_per_task;
     const int64_t row_end = std::min(image_h, row_begin + rows_per_task);
-    float* out = output + m * plane;
+    T* out = output + m * plane;
     const shared::PasteMaskPlacement p = shared::PlaceMask(boxes + 4 * m, scale, image_h, image_w);
     // The band's pasted rows [lo, hi); the other rows are zero.
     const int64_t lo = p.pastes ? std::clamp(p.y_begin, row_begin, row_end) : row_end;
     const int64_t hi = p.pastes ? std::clamp(p.y_end, lo, row_end) : row_end;
-    std::fill(out + row_begin * image_w, out + lo * image_w, 0.0f);
-    std::fill(out + hi * image_w, out + row_end * image_w, 0.0f);
+    std::fill(out + row_begin * image_w, out + lo * image_w, kZero);
+    std::fill(out + hi * image_w, out + row_end * image_w, kZero);
     if (lo == hi) return;
 
     const int64_t width = p.x_end - p.x_begin;
-    const size_t bytes = ArenaBytes<float>(side * side) + 2 * ArenaBytes<int32_t>(width) + 2 * ArenaBytes<float>(width);
+    // Half storage: the pasted part of a row is computed in float32 into `values`, then rounded.
+    const int64_t value_count = kFloat ? 0 : width;
+    const size_t bytes = ArenaBytes<float>(side * side) + 2 * ArenaBytes<int32_t>(width) +
+                         2 * ArenaBytes<float>(width) + ArenaBytes<float>(value_count);
     ScratchBlock block(scratch, bytes);
     if (block.data() == nullptr) {
       out_of_memory = true;
-      std::fill(out + lo * image_w, out + hi * image_w, 0.0f);
+      std::fill(out + lo * image_w, out + hi * image_w, kZero);
       return;
     }
     Arena arena(block.data(), bytes);
-    // expand_masks: the mask with `padding` zeros on every side.
+    // expand_masks: the mask with `padding` zeros on every side, in float32 (a half mask converted
+    // as it is copied).
     float* padded = arena.Take<float>(side * side);
-    const float* mask = masks + m * mask_size * mask_size;
+    const T* mask = masks + m * mask_size * mask_size;
     std::fill(padded, padded + side * side, 0.0f);
     for (int64_t y = 0; y < mask_size; ++y) {
-      std::copy(mask + y * mask_size, mask + (y + 1) * mask_size, padded + (y + padding) * side + padding);
+      shared::LoadRun(mask + y * mask_size, mask_size, padded + (y + padding) * side + padding);
     }
     // Horizontal taps of the pasted columns: resized column x - left of an out_w-wide resize.
     ColumnTaps cols{arena.Take<int32_t>(width), arena.Take<int32_t>(width), arena.Take<float>(width),
@@ -118,22 +126,40 @@ Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float*
     // PyTorch's kernel choice for a one-channel float image: channels-last when h + w <= 128.
     const bool channels_last_kernel = shared::BilinearUsesChannelsLast(p.out_h, p.out_w);
     const float scale_h = InterpolateScale(side, p.out_h);
+    float* values = arena.Take<float>(value_count);
     for (int64_t y = lo; y < hi; ++y) {
-      float* row = out + y * image_w;
+      T* row = out + y * image_w;
       const LinearTap t = LinearSourceTap(scale_h, y - p.top, side, p.out_h);
       const float* r0 = padded + t.i0 * side;
       const float* r1 = padded + t.i1 * side;
-      std::fill(row, row + p.x_begin, 0.0f);
-      if (channels_last_kernel) {
-        RunAtCpuLevel<3, PasteRowBody<true>>(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
+      std::fill(row, row + p.x_begin, kZero);
+      float* pasted = nullptr;
+      if constexpr (kFloat) {
+        pasted = row + p.x_begin;
       } else {
-        RunAtCpuLevel<3, PasteRowBody<false>>(r0, r1, t.l0, t.l1, cols, width, row + p.x_begin);
+        pasted = values;
       }
-      std::fill(row + p.x_end, row + image_w, 0.0f);
+      if (channels_last_kernel) {
+        RunAtCpuLevel<3, PasteRowBody<true>>(r0, r1, t.l0, t.l1, cols, width, pasted);
+      } else {
+        RunAtCpuLevel<3, PasteRowBody<false>>(r0, r1, t.l0, t.l1, cols, width, pasted);
+      }
+      if constexpr (!kFloat) {
+        for (int64_t x = 0; x < width; ++x) shared::Store(row + p.x_begin + x, values[x]);
+      }
+      std::fill(row + p.x_end, row + image_w, kZero);
     }
   }));
   if (out_of_memory) return Status::Error("could not allocate scratch memory for a ", side, "x", side, " padded mask");
   return Status::Ok();
 }
+
+#define OPBRIDGE_PASTE_MASKS(T)                                                                             \
+  template Status PasteMasks<T>(const T*, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, T*, \
+                                ScratchAllocator&, const TaskRunner&);
+OPBRIDGE_PASTE_MASKS(float)
+OPBRIDGE_PASTE_MASKS(shared::Float16)
+OPBRIDGE_PASTE_MASKS(shared::BFloat16)
+#undef OPBRIDGE_PASTE_MASKS
 
 }  // namespace opbridge::cpu

@@ -50,8 +50,11 @@ namespace opbridge::cpu {
 
 // masks: [n, 1, mask_size, mask_size]; boxes: [n, 4] (x1, y1, x2, y2) in image pixels;
 // output: [n, 1, image_h, image_w]. padding >= 0 (torchvision's default is 1).
-Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float* boxes, int64_t image_h,
-                  int64_t image_w, int64_t padding, float* output, ScratchAllocator& scratch,
+// T is the storage type of masks, boxes and output (float, shared::Float16 or shared::BFloat16):
+// the float32 kernel's outputs on the stored values, each rounded once as it is written.
+template <class T>
+Status PasteMasks(const T* masks, int64_t n, int64_t mask_size, const T* boxes, int64_t image_h,
+                  int64_t image_w, int64_t padding, T* output, ScratchAllocator& scratch,
                   const TaskRunner& runner);
 
 }  // namespace opbridge::cpu

@@ -14,24 +14,27 @@
 namespace opbridge::cuda {
 namespace {
 
-__global__ void PlaceMasksKernel(const float* boxes, int64_t n, float scale, int64_t image_h, int64_t image_w,
+template <class T>
+__global__ void PlaceMasksKernel(const T* boxes, int64_t n, float scale, int64_t image_h, int64_t image_w,
                                  shared::PasteMaskPlacement* placements) {
   OPBRIDGE_CUDA_FOR(int64_t, m, n) { placements[m] = shared::PlaceMask(boxes + 4 * m, scale, image_h, image_w); }
 }
 
-template <class Index>
-__global__ void PasteMasksKernel(const float* masks, int64_t mask_size, int64_t padding,
+template <class Index, class T>
+__global__ void PasteMasksKernel(const T* masks, int64_t mask_size, int64_t padding,
                                  const shared::PasteMaskPlacement* placements, Index image_h, Index image_w,
-                                 Index count, float* output) {
+                                 Index count, T* output) {
   OPBRIDGE_CUDA_FOR(Index, index, count) {
-    output[index] = shared::PasteMaskPixel<Index>(masks, mask_size, padding, placements, image_h, image_w, index);
+    shared::Store(output + index,
+                  shared::PasteMaskPixel<Index>(masks, mask_size, padding, placements, image_h, image_w, index));
   }
 }
 
 }  // namespace
 
-Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float* boxes, int64_t image_h,
-                  int64_t image_w, int64_t padding, float* output, ScratchAllocator& device_scratch, Stream stream) {
+template <class T>
+Status PasteMasks(const T* masks, int64_t n, int64_t mask_size, const T* boxes, int64_t image_h,
+                  int64_t image_w, int64_t padding, T* output, ScratchAllocator& device_scratch, Stream stream) {
   ClearStaleError();
   const int64_t count = n * image_h * image_w;
   if (count == 0) return Status::Ok();
@@ -43,14 +46,22 @@ Status PasteMasks(const float* masks, int64_t n, int64_t mask_size, const float*
                                                           image_w, placements);
   OPBRIDGE_RETURN_IF_ERROR(LaunchStatus("the mask placement kernel", stream));
   if (FitsInt32(count)) {
-    PasteMasksKernel<int32_t><<<BlocksFor(count), kThreads, 0, stream>>>(
+    PasteMasksKernel<int32_t, T><<<BlocksFor(count), kThreads, 0, stream>>>(
         masks, mask_size, padding, placements, static_cast<int32_t>(image_h), static_cast<int32_t>(image_w),
         static_cast<int32_t>(count), output);
   } else {
-    PasteMasksKernel<int64_t><<<BlocksFor(count), kThreads, 0, stream>>>(masks, mask_size, padding, placements,
+    PasteMasksKernel<int64_t, T><<<BlocksFor(count), kThreads, 0, stream>>>(masks, mask_size, padding, placements,
                                                                         image_h, image_w, count, output);
   }
   return LaunchStatus("the mask pasting kernel", stream);
 }
+
+#define OPBRIDGE_PASTE_MASKS(T)                                                                             \
+  template Status PasteMasks<T>(const T*, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, T*, \
+                                ScratchAllocator&, Stream);
+OPBRIDGE_PASTE_MASKS(float)
+OPBRIDGE_PASTE_MASKS(shared::Float16)
+OPBRIDGE_PASTE_MASKS(shared::BFloat16)
+#undef OPBRIDGE_PASTE_MASKS
 
 }  // namespace opbridge::cuda

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/half_storage.h"
 #include "core/host_device.h"
 #include "kernels/shared/interpolate.h"
 
@@ -32,10 +33,14 @@ inline float PasteMaskScale(int64_t mask_size, int64_t padding) {
   return static_cast<float>(static_cast<double>(mask_size + 2 * padding) / static_cast<double>(mask_size));
 }
 
-// expand_boxes with `scale` (float(side / mask_size)), in float32 in torchvision's order.
-OPBRIDGE_HD inline PasteMaskPlacement PlaceMask(const float* box, float scale, int64_t image_h, int64_t image_w) {
+// expand_boxes with `scale` (float(side / mask_size)), in float32 in torchvision's order. The box is
+// stored as R (float, Float16 or BFloat16) and read as the floats it holds.
+template <class R>
+OPBRIDGE_HD inline PasteMaskPlacement PlaceMask(const R* stored_box, float scale, int64_t image_h, int64_t image_w) {
   PasteMaskPlacement p{};
   p.pastes = false;
+  float box[4];  // half boxes as the floats they are
+  for (int i = 0; i < 4; ++i) box[i] = Load(stored_box + i);
   float w_half = (box[2] - box[0]) * 0.5f;
   float h_half = (box[3] - box[1]) * 0.5f;
   const float x_c = (box[2] + box[0]) * 0.5f;
@@ -63,9 +68,10 @@ OPBRIDGE_HD inline PasteMaskPlacement PlaceMask(const float* box, float scale, i
 // Output element `index` of [n, 1, image_h, image_w]: pixel (y, x) of mask m pasted at its
 // placement (PlaceMask, which the CUDA kernel computes once per mask), or 0. masks [n, 1, mask_size,
 // mask_size]; the padded mask is read with its zero border in place. Index: the kernel's index type
-// (int32_t where the pixel count allows).
-template <class Index>
-OPBRIDGE_HD inline float PasteMaskPixel(const float* masks, int64_t mask_size, int64_t padding,
+// (int32_t where the pixel count allows). T: the masks' storage type (float, Float16 or BFloat16),
+// read as the floats they hold; the value is float32, for the caller to store.
+template <class Index, class T>
+OPBRIDGE_HD inline float PasteMaskPixel(const T* masks, int64_t mask_size, int64_t padding,
                                         const PasteMaskPlacement* placements, Index image_h, Index image_w,
                                         Index index) {
   const Index row = index / image_w;  // m * image_h + y
@@ -75,10 +81,10 @@ OPBRIDGE_HD inline float PasteMaskPixel(const float* masks, int64_t mask_size, i
   const int64_t side = mask_size + 2 * padding;
   const LinearTap ty = LinearSourceTap(InterpolateScale(side, p.out_h), y - p.top, side, p.out_h);
   const LinearTap tx = LinearSourceTap(InterpolateScale(side, p.out_w), x - p.left, side, p.out_w);
-  const float* mask = masks + static_cast<int64_t>(m) * mask_size * mask_size;
+  const T* mask = masks + static_cast<int64_t>(m) * mask_size * mask_size;
   const auto padded = [&](int64_t row, int64_t column) {
     const int64_t r = row - padding, c = column - padding;
-    return r >= 0 && r < mask_size && c >= 0 && c < mask_size ? mask[r * mask_size + c] : 0.0f;
+    return r >= 0 && r < mask_size && c >= 0 && c < mask_size ? Load(mask + r * mask_size + c) : 0.0f;
   };
   const float v00 = padded(ty.i0, tx.i0), v01 = padded(ty.i0, tx.i1);
   const float v10 = padded(ty.i1, tx.i0), v11 = padded(ty.i1, tx.i1);

@@ -25,11 +25,14 @@ struct PasteMasksAttrs {
 
 inline const OpSchema& PasteMasksAttrs::Schema() {
   static const OpSchema schema{
-      {{"masks", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
+      {{"masks", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
        {"image_size", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"padding", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}}};
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"padding", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

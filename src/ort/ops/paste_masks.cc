@@ -4,10 +4,6 @@
 #include "kernels/cpu/paste_masks.h"
 
 namespace opbridge::ort {
-namespace {
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-}  // namespace
-
 Status PasteMasksOp::Create(const Attrs& attrs, std::unique_ptr<PasteMasksOp>* op) {
   PasteMasksParams p;
   OPBRIDGE_RETURN_IF_ERROR(MakePasteMasksParams(attrs.padding, &p));
@@ -16,7 +12,7 @@ Status PasteMasksOp::Create(const Attrs& attrs, std::unique_ptr<PasteMasksOp>* o
 }
 
 Status PasteMasksOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* masks, InputTensor* boxes,
-                             const int64_t** size, float** output) const {
+                             const int64_t** size, void** output) const {
   InputTensor image_size;
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, masks));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, boxes));
@@ -26,21 +22,24 @@ Status PasteMasksOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTens
   OPBRIDGE_RETURN_IF_ERROR(CheckPasteMasksImageSize(*size, masks->shape[0]));
   const Shape out_shape = {masks->shape[0], 1, (*size)[0], (*size)[1]};
   void* out = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &out));
-  *output = NumElements(out_shape) == 0 ? nullptr : static_cast<float*>(out);
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, out_shape, &out, masks->type));
+  *output = NumElements(out_shape) == 0 ? nullptr : out;
   return Status::Ok();
 }
 
 Status PasteMasksOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor masks, boxes;
   const int64_t* size = nullptr;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &masks, &boxes, &size, &output));
   if (output == nullptr) return Status::Ok();
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::PasteMasks(masks.Data<float>(), masks.shape[0], masks.shape[2], boxes.Data<float>(), size[0], size[1],
-                         params_.padding, output, scratch, OrtTaskRunner(api, ctx));
+  return ForFloatStorage(masks.type, [&](auto type) {
+    using T = decltype(type);
+    return cpu::PasteMasks(masks.Data<T>(), masks.shape[0], masks.shape[2], boxes.Data<T>(), size[0], size[1],
+                           params_.padding, static_cast<T*>(output), scratch, OrtTaskRunner(api, ctx));
+  });
 }
 
 Status PasteMasksOp::InferShape(const ShapeInference& infer) {
@@ -50,7 +49,9 @@ Status PasteMasksOp::InferShape(const ShapeInference& infer) {
   InferredShape out;
   out.dims = {masks.dims.size() == 4 ? masks.dims[0] : -1, 1, -1, -1};
   out.symbols = {masks.dims.size() == 4 ? masks.symbols[0] : "", "", "", ""};
-  return infer.SetOutput(0, kFloat, out);
+  // Of the masks' dtype (ORT sets it from the inputs where that is unknown).
+  if (masks.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+  return infer.SetOutput(0, masks.type, out);
 }
 
 }  // namespace opbridge::ort

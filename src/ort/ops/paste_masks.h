@@ -23,7 +23,7 @@ class PasteMasksOp {
   // Both Computes: the inputs, their checks and the output [N, 1, H, W] (null when it has no
   // elements); size points at image_size (host memory on either provider).
   Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* masks, InputTensor* boxes,
-                 const int64_t** size, float** output) const;
+                 const int64_t** size, void** output) const;  // of the masks' dtype
   PasteMasksParams params_;
 };
 

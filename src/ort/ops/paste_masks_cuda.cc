@@ -10,13 +10,16 @@ namespace opbridge::ort {
 Status PasteMasksOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor masks, boxes;
   const int64_t* size = nullptr;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &masks, &boxes, &size, &output));
   if (output == nullptr) return Status::Ok();
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::PasteMasks(masks.Data<float>(), masks.shape[0], masks.shape[2], boxes.Data<float>(), size[0], size[1],
-                          params_.padding, output, cuda.scratch(), cuda.stream());
+  return ForFloatStorage(masks.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::PasteMasks(masks.Data<T>(), masks.shape[0], masks.shape[2], boxes.Data<T>(), size[0], size[1],
+                            params_.padding, static_cast<T*>(output), cuda.scratch(), cuda.stream());
+  });
 }
 
 }  // namespace opbridge::ort
