@@ -462,7 +462,7 @@ def _dense(model, images: Tensor) -> dict[str, Tensor]:
         if fcos:
             probabilities = torch.sqrt(probabilities * torch.sigmoid(head["bbox_ctrness"].split(per_level, 1)[level]))
         scores = probabilities.flatten(1)  # [N, anchors * classes]
-        top, top_scores, valid = _top_above(scores, model.score_thresh, model.topk_candidates)
+        top, top_scores, valid = top_above(scores, model.score_thresh, model.topk_candidates)
         anchor_index = torch.div(top, num_classes, rounding_mode="floor")
         rows = torch.arange(num_images, device=batch.device)[:, None]
         codes, reference = regression[rows, anchor_index].reshape(-1, 4), level_anchors[anchor_index].reshape(-1, 4)
@@ -478,7 +478,7 @@ def _dense(model, images: Tensor) -> dict[str, Tensor]:
                         torch.cat(all_labels, 1), torch.cat(all_valid, 1), num_classes)
 
 
-def _top_above(scores: Tensor, threshold: float, k: int) -> tuple[Tensor, Tensor, Tensor]:
+def top_above(scores: Tensor, threshold: float, k: int) -> tuple[Tensor, Tensor, Tensor]:
     """torchvision's "the top k of the scores above the threshold" along the last axis, for every
     row at once: the top k of all scores with those below the threshold out of the way (the same
     set, in the same order). Returns their indices, their scores, and which are above it (a row
@@ -522,7 +522,7 @@ def _ssd(model: SSD, images: Tensor) -> dict[str, Tensor]:
     probabilities = F.softmax(head["cls_logits"], dim=-1)
     num_classes = probabilities.shape[-1]
     scores = probabilities[:, :, 1:].transpose(1, 2)  # [N, classes - 1, anchors]: class after class
-    top, top_scores, valid = _top_above(scores, model.score_thresh, model.topk_candidates)
+    top, top_scores, valid = top_above(scores, model.score_thresh, model.topk_candidates)
     rows = torch.arange(num_images, device=batch.device)[:, None, None]
     labels = torch.arange(1, num_classes, device=batch.device)[None, :, None].expand_as(top)
     return _nms_and_pad(model, num_images, image_size, original_size, boxes[rows, top].reshape(num_images, -1, 4),

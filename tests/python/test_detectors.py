@@ -288,8 +288,7 @@ def test_detector_exports_runs_and_verifies(name, exporter, tmp_path):
     """Every builder, with both exporters. Faster R-CNN is exported with the image's height and width
     dynamic and runs at other sizes too (torchvision resizes every image to its min_size first); the
     other builders are exported at their example's size. (One export per builder and exporter: the
-    dynamic Faster R-CNN export alone takes 100 s with the dynamo exporter, which falls back to
-    strict tracing for it.) The verified file then gets its Triton model repository entry
+    dynamic Faster R-CNN export with the dynamo exporter is the longest here, 40-70 s.) The verified file then gets its Triton model repository entry
     (`opbridge triton`), parsed with Triton's own schema."""
     family = FAMILIES[name]
     model = build(family)
