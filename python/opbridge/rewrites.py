@@ -10,7 +10,6 @@ module (opbridge/ops/<kernel>.py) instead; this module holds the rewrites that n
 
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
 from torchvision.models.detection import _utils as det_utils

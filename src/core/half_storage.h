@@ -99,4 +99,11 @@ OPBRIDGE_HD inline void LoadRun(const T* src, int64_t count, float* dst) {
   for (int64_t i = 0; i < count; ++i) dst[i] = Load(src + i);
 }
 
+// LoadRun's inverse: floats [0, count) of src stored as T into dst, each rounded once, where a
+// kernel computes a run of results in float32 before storing them.
+template <class T>
+OPBRIDGE_HD inline void StoreRun(const float* src, int64_t count, T* dst) {
+  for (int64_t i = 0; i < count; ++i) Store(dst + i, src[i]);
+}
+
 }  // namespace opbridge::shared

@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "half_values.h"
 #include "kernels/shared/grid_sample_3d.h"
 #include "kernels/shared/grid_sample_taps.h"
 #include "task_runners.h"
@@ -235,17 +236,10 @@ template <class T>
 void CheckHalfStorage() {
   struct Case { int64_t n, c, h, w, oh, ow; };
   const Case cases[] = {{1, 3, 40, 50, 300, 221}, {2, 2, 120, 90, 6, 5}};
-  auto to_storage = [](const std::vector<float>& v) {
-    std::vector<T> stored(v.size());
-    for (size_t i = 0; i < v.size(); ++i) shared::Store(&stored[i], v[i]);
-    return stored;
-  };
   for (const Case& k : cases) {
-    const auto input = to_storage(StressInput(static_cast<size_t>(k.n * k.c * k.h * k.w), 21));
-    const auto grid = to_storage(StressGrid(static_cast<size_t>(k.n * k.oh * k.ow * 2), 22));
-    std::vector<float> input_values(input.size()), grid_values(grid.size());
-    for (size_t i = 0; i < input.size(); ++i) input_values[i] = shared::Load(&input[i]);
-    for (size_t i = 0; i < grid.size(); ++i) grid_values[i] = shared::Load(&grid[i]);
+    const auto input = testing::StoredAs<T>(StressInput(static_cast<size_t>(k.n * k.c * k.h * k.w), 21));
+    const auto grid = testing::StoredAs<T>(StressGrid(static_cast<size_t>(k.n * k.oh * k.ow * 2), 22));
+    const std::vector<float> input_values = testing::FloatsOf(input), grid_values = testing::FloatsOf(grid);
     std::vector<char> scratch(cpu::GridSampleScratchBytes());
     for (int interp = 0; interp < 3; ++interp)
       for (int pad = 0; pad < 3; ++pad) {

@@ -236,14 +236,9 @@ void CheckHalfStorage() {
         std::vector<T> threaded(cpu.size());
         ASSERT_TRUE(cpu::MultiLevelRoiAlign(p, stored.levels.data(), batch, channels, rois.data(), num_rois,
                                             threaded.data(), heap, testing::ThreadedTaskRunner(3)).ok());
-        for (size_t k = 0; k < cpu.size(); ++k) {
-          T once;
-          shared::Store(&once, float32[k]);
-          ASSERT_EQ(cpu[k].bits, once.bits) << levels << " levels, mode " << pool_mode << ", factor " << factor
-                                            << ": element " << k;
-          ASSERT_EQ(cpu[k].bits, device[k].bits) << k;
-          ASSERT_EQ(cpu[k].bits, threaded[k].bits) << k;
-        }
+        testing::ExpectFloat32RoundedOnce(cpu, float32, {&device, &threaded},
+                                          std::to_string(levels) + " levels, mode " + std::to_string(pool_mode) +
+                                              ", factor " + std::to_string(factor));
       }
     }
   }

@@ -193,13 +193,7 @@ void CheckHalfStorage() {
   leveling.torchvision = LevelMapperOf(p);
   const auto device =
       testing::RunLeveledRoiAlignDeviceCode(p.roi_align, stored.levels, scales, leveling, batch, channels, rois);
-  for (size_t k = 0; k < cpu.size(); ++k) {
-    T once;
-    shared::Store(&once, float32[k]);
-    ASSERT_EQ(cpu[k].bits, once.bits) << k;
-    ASSERT_EQ(cpu[k].bits, device[k].bits) << k;
-    ASSERT_EQ(cpu[k].bits, threaded[k].bits) << k;
-  }
+  testing::ExpectFloat32RoundedOnce(cpu, float32, {&device, &threaded});
 }
 
 TEST(MultiScaleRoiAlignDeviceCode, Float16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {

@@ -278,15 +278,12 @@ void CheckHalfStorage() {
   const float scale = shared::PasteMaskScale(mask_size, padding);
   std::vector<shared::PasteMaskPlacement> placements;
   for (int64_t m = 0; m < n; ++m) placements.push_back(shared::PlaceMask(half_boxes.data() + 4 * m, scale, image_h, image_w));
+  std::vector<T> device(cpu.size());
   for (int32_t i = 0; i < static_cast<int32_t>(cpu.size()); ++i) {
-    T once, device;
-    shared::Store(&once, float32[i]);
-    shared::Store(&device, shared::PasteMaskPixel<int32_t>(half_masks.data(), mask_size, padding, placements.data(),
-                                                           image_h, image_w, i));
-    ASSERT_EQ(cpu[i].bits, once.bits) << i;
-    ASSERT_EQ(cpu[i].bits, device.bits) << i;
-    ASSERT_EQ(cpu[i].bits, threaded[i].bits) << i;
+    shared::Store(&device[i], shared::PasteMaskPixel<int32_t>(half_masks.data(), mask_size, padding, placements.data(),
+                                                              image_h, image_w, i));
   }
+  testing::ExpectFloat32RoundedOnce(cpu, float32, {&device, &threaded});
 }
 
 TEST(PasteMasksDeviceCode, Float16StorageMatchesTheCpuKernelAndTheFloat32KernelRoundedOnce) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/work_limits.h"
+#include "half_values.h"
 #include "kernels/shared/roi_align_sampling.h"
 #include "task_runners.h"
 
@@ -210,23 +211,13 @@ void CheckHalfStorage() {
     const float x1 = 40 * u(rng), y1 = 40 * u(rng), w = 30 * std::fabs(u(rng));
     all_rois.insert(all_rois.end(), {static_cast<float>(r % 2), x1, y1, x1 + w, y1 + w * 0.7f});
   }
-  auto to_storage = [](const std::vector<float>& v) {
-    std::vector<T> stored(v.size());
-    for (size_t i = 0; i < v.size(); ++i) shared::Store(&stored[i], v[i]);
-    return stored;
-  };
-  auto to_float = [](const std::vector<T>& v) {
-    std::vector<float> values(v.size());
-    for (size_t i = 0; i < v.size(); ++i) values[i] = shared::Load(&v[i]);
-    return values;
-  };
-  const std::vector<T> data = to_storage(f.data);
+  const std::vector<T> data = testing::StoredAs<T>(f.data);
   Feature rounded = f;
-  rounded.data = to_float(data);
+  rounded.data = testing::FloatsOf(data);
   for (size_t count : {size_t{2}, size_t{40}}) {
     const std::vector<float> rois_f(all_rois.begin(), all_rois.begin() + 5 * count);
-    const std::vector<T> rois = to_storage(rois_f);
-    const std::vector<float> rounded_rois = to_float(rois);
+    const std::vector<T> rois = testing::StoredAs<T>(rois_f);
+    const std::vector<float> rounded_rois = testing::FloatsOf(rois);
     for (RoiPoolMode mode : {RoiPoolMode::kAvg, RoiPoolMode::kMax}) {
       RoiAlignParams p;
       p.output_height = 5;
@@ -239,12 +230,7 @@ void CheckHalfStorage() {
                                 cpu.data(), SerialTaskRunner()).ok());
       const std::vector<T> device = RunDeviceCodeOf<T>(p, f, data, rois);
       const std::vector<float> float32 = RunRoiAlign(p, rounded, rounded_rois, SerialTaskRunner());
-      for (size_t i = 0; i < cpu.size(); ++i) {
-        ASSERT_EQ(cpu[i].bits, device[i].bits) << i;
-        T once;
-        shared::Store(&once, float32[i]);
-        ASSERT_EQ(cpu[i].bits, once.bits) << i;
-      }
+      testing::ExpectFloat32RoundedOnce(cpu, float32, {&device});
     }
   }
 }

@@ -253,7 +253,7 @@ inline void StoreValues(T* out, int64_t begin, int64_t end, const Value& value) 
     for (int64_t first = begin; first < end; first += kBlock) {
       const int64_t count = std::min(kBlock, end - first);
       for (int64_t k = 0; k < count; ++k) values[k] = value(first + k);
-      for (int64_t k = 0; k < count; ++k) shared::Store(out + first + k, values[k]);
+      shared::StoreRun(values, count, out + first);
     }
   }
 }
@@ -284,7 +284,7 @@ Status GridSampleBordered(const Geometry& geo, const T* input, int64_t batch, in
     } else {  // sampled in float32, then rounded once as stored
       std::unique_ptr<float[]> values(new float[end - begin]);
       sample(blocks + begin / kLanes, end - begin, plane.get(), padded.Stride(), values.get());
-      for (int64_t i = 0; i < end - begin; ++i) shared::Store(out + i, values[i]);
+      shared::StoreRun(values.get(), end - begin, out);
     }
   };
   return ForEachPixelChunk(runner, batch, channels, out_plane, {chunk_pixels, kTapBlock, run_pixels}, prepare,

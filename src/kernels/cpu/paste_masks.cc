@@ -145,7 +145,7 @@ Status PasteMasks(const T* masks, int64_t n, int64_t mask_size, const T* boxes, 
         RunAtCpuLevel<3, PasteRowBody<false>>(r0, r1, t.l0, t.l1, cols, width, pasted);
       }
       if constexpr (!kFloat) {
-        for (int64_t x = 0; x < width; ++x) shared::Store(row + p.x_begin + x, values[x]);
+        shared::StoreRun(values, width, row + p.x_begin);
       }
       std::fill(row + p.x_end, row + image_w, kZero);
     }

@@ -290,7 +290,7 @@ Status RoiAlign(const RoiAlignParams& p, const T* input, int64_t batch, int64_t 
           }
         }
         if constexpr (!kFloat) {
-          for (int64_t b = 0; b < bins; ++b) shared::Store(out + b, values[b]);
+          shared::StoreRun(values, bins, out);
         }
       }
     }));

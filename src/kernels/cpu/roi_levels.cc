@@ -11,8 +11,11 @@ template <class T>
 Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout, const T* rois, int64_t num_rois,
                        int64_t row_size, T* output, ScratchAllocator& scratch, const LevelPool& pool) {
   const int64_t num_levels = static_cast<int64_t>(params.featmap_strides.size());
+  // With one map mmdet pools every RoI as given: no mapper, no rescale. Float RoIs go to `pool` as
+  // they are; half ones are converted into one group below.
+  const bool one_map = num_levels == 1;
   if constexpr (std::is_same_v<T, float>) {
-    if (num_levels == 1) return pool(0, rois, num_rois, nullptr);
+    if (one_map) return pool(0, rois, num_rois, nullptr);
   }
   if (num_rois == 0) return Status::Ok();
   const int64_t width = layout.width;
@@ -29,7 +32,7 @@ Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout,
   float roi[kMaxRoiRowWidth];  // one RoI row in float32
   for (int64_t r = 0; r < num_rois; ++r) {
     shared::LoadRun(rois + width * r, width, roi);
-    level_of[r] = num_levels == 1 ? 0 : MmdetRoiLevel(layout.scale(roi), params.finest_scale, num_levels);
+    level_of[r] = one_map ? 0 : MmdetRoiLevel(layout.scale(roi), params.finest_scale, num_levels);
     if (level_of[r] < 0) {
       std::fill(output + r * row_size, output + (r + 1) * row_size, T{});  // +0 in every type
     } else {
@@ -44,7 +47,7 @@ Status PoolRoisByLevel(const RoiLevelParams& params, const RoiRowLayout& layout,
     const int64_t k = next[level_of[r]]++;
     float* dst = grouped + width * k;
     shared::LoadRun(rois + width * r, width, roi);
-    if (params.rescale && num_levels > 1) {
+    if (params.rescale && !one_map) {
       layout.rescale(roi, params.roi_scale_factor, dst);
     } else {
       std::copy(roi, roi + width, dst);
