@@ -208,8 +208,8 @@ HostSuppression SegmentCandidatesOnHost(const Layout& layout, int64_t problems, 
 }
 
 // nms.cu's BoxListNms (cuda::Nms, cuda::NmsRotated): the kept indices.
-template <class Source, class Rule>
-std::vector<int64_t> BoxListNmsOnHost(const Source& source, const Rule& rule, const std::vector<float>& scores,
+template <class Source, class Rule, class T>
+std::vector<int64_t> BoxListNmsOnHost(const Source& source, const Rule& rule, const std::vector<T>& scores,
                                       const int64_t* categories, int64_t budget_words) {
   const int64_t n = static_cast<int64_t>(scores.size());
   std::vector<int64_t> keep;
@@ -218,7 +218,7 @@ std::vector<int64_t> BoxListNmsOnHost(const Source& source, const Rule& rule, co
   HostSuppression a;
   a.sorted_positions.resize(n);
   for (int64_t i = 0; i < n; ++i) {  // ScoreKeysKernel
-    keys[i] = shared::DescendingScoreKey(scores[i]);
+    keys[i] = shared::DescendingScoreKey(shared::Load(&scores[i]));
     a.sorted_positions[i] = static_cast<int32_t>(i);
   }
   SortPairsOnHost(&keys, &a.sorted_positions);
@@ -254,7 +254,7 @@ std::vector<int64_t> BoxListNmsOnHost(const Source& source, const Rule& rule, co
   for (int64_t i = 0; i < n; ++i) {
     const int64_t problem = runs[i + 1] - 1;
     if (i - a.problems[problem].kept_begin < a.kept_counts[problem]) {
-      order_keys[a.kept_positions[i]] = shared::DescendingScoreKey(scores[a.kept_positions[i]]);
+      order_keys[a.kept_positions[i]] = shared::DescendingScoreKey(shared::Load(&scores[a.kept_positions[i]]));
     }
   }
   SortPairsOnHost(&order_keys, &positions);
@@ -263,12 +263,12 @@ std::vector<int64_t> BoxListNmsOnHost(const Source& source, const Rule& rule, co
   return keep;
 }
 
-// cuda::Nms: the kept indices.
-inline std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector<float>& boxes,
-                                      const std::vector<float>& scores, const int64_t* categories,
-                                      int64_t budget_words = shared::kNmsMaskBudgetWords) {
+// cuda::Nms: the kept indices (T: float or half storage).
+template <class T>
+std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector<T>& boxes, const std::vector<T>& scores,
+                               const int64_t* categories, int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const float offset = static_cast<float>(params.offset);
-  return BoxListNmsOnHost(shared::NmsBoxSource{boxes.data(), 1, 0, 0, 4, offset},
+  return BoxListNmsOnHost(shared::NmsBoxSource<T>{boxes.data(), 1, 0, 0, 4, offset},
                           shared::TorchvisionRule{offset, params.iou_threshold}, scores, categories, budget_words);
 }
 
@@ -283,16 +283,16 @@ inline std::vector<int64_t> NmsRotatedOnHost(const NmsRotatedParams& params, con
 }
 
 // nms.cu's MulticlassNmsOf: the [rows, 3] rows, flattened.
-template <class Source, class Rule>
+template <class Source, class Rule, class T>
 std::vector<int64_t> MulticlassNmsOfOnHost(const MulticlassNmsParams& params, const Source& source, const Rule& rule,
-                                           const std::vector<float>& scores, int64_t batch, int64_t classes,
+                                           const std::vector<T>& scores, int64_t batch, int64_t classes,
                                            int64_t n, int64_t budget_words) {
   const int64_t problems = batch * classes;
   const int64_t cap = params.max_output_boxes_per_class < 0 || params.max_output_boxes_per_class > n
                           ? n : params.max_output_boxes_per_class;
   std::vector<int64_t> rows;
   if (problems == 0 || cap == 0) return rows;
-  HostSuppression a = SegmentCandidatesOnHost(shared::MulticlassLayout{scores.data(), n, params.score_threshold},
+  HostSuppression a = SegmentCandidatesOnHost(shared::MulticlassLayout<T>{scores.data(), n, params.score_threshold},
                                               problems, n, cap, budget_words, true);
   SuppressOnHost(&a, source, rule, problems * cap, budget_words);
   for (int64_t p = 0; p < problems; ++p) {  // SelectedRowsKernel (rows in problem, then kept order)
@@ -302,11 +302,12 @@ std::vector<int64_t> MulticlassNmsOfOnHost(const MulticlassNmsParams& params, co
   return rows;
 }
 
-// cuda::MulticlassNms: the [rows, 3] rows, flattened.
-inline std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& params, const std::vector<float>& boxes,
-                                                const std::vector<float>& scores, int64_t batch, int64_t classes,
-                                                int64_t n, int64_t budget_words = shared::kNmsMaskBudgetWords) {
-  return MulticlassNmsOfOnHost(params, shared::NmsBoxSource{boxes.data(), classes, n * 4, 0, 4, 0.0f},
+// cuda::MulticlassNms: the [rows, 3] rows, flattened (T: float or half storage).
+template <class T>
+std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& params, const std::vector<T>& boxes,
+                                         const std::vector<T>& scores, int64_t batch, int64_t classes, int64_t n,
+                                         int64_t budget_words = shared::kNmsMaskBudgetWords) {
+  return MulticlassNmsOfOnHost(params, shared::NmsBoxSource<T>{boxes.data(), classes, n * 4, 0, 4, 0.0f},
                                shared::TorchvisionRule{0.0f, params.iou_threshold}, scores, batch, classes, n,
                                budget_words);
 }
@@ -352,7 +353,7 @@ inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const s
                                           loc_classes == 1 ? 0 : 5, loc_classes * 5, true, plugin.min_area};
     SuppressOnHost(&a, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, merged, budget_words);
   } else {
-    const shared::NmsBoxSource source{boxes.data(), classes, num_boxes * loc_classes * 4,
+    const shared::NmsBoxSource<float> source{boxes.data(), classes, num_boxes * loc_classes * 4,
                                       loc_classes == 1 ? 0 : 4, loc_classes * 4, 0.0f};
     SuppressOnHost(&a, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, merged, budget_words);
   }
@@ -384,7 +385,7 @@ inline std::vector<int64_t> NmsMatchOnHost(const NmsMatchParams& params, const s
   std::vector<int64_t> rows;
   if (entries == 0) return rows;
   HostSuppression a = SegmentCandidatesOnHost(shared::MatchLayout{scores.data(), n}, problems, n, n, budget_words, false);
-  const shared::NmsBoxSource source{boxes.data(), classes, n * 4, 0, 4, 0.0f};
+  const shared::NmsBoxSource<float> source{boxes.data(), classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
   SuppressOnHost(&a, source, rule, entries, budget_words);
   std::vector<uint8_t> kept(entries, 0);

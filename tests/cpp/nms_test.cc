@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "half_values.h"
 #include "kernels/cpu/greedy_nms.h"
 #include "nms_device_code.h"
 #include "references.h"
@@ -429,6 +430,138 @@ TEST(MulticlassNmsDeviceCode, KeepsTheCpuKernelsRows) {
       }
     }
   }
+}
+
+// Half storage. A scene whose rounding to half matters: scores packed near 0.5 (rounding ties many
+// of them, which then go by index), coordinates past 65,504 (infinite in float16) with the wide
+// spread, and boxes of subnormal size.
+void HalfScene(std::mt19937* rng, int64_t n, float spread, std::vector<float>* boxes, std::vector<float>* scores) {
+  AwkwardScene(rng, n, spread, boxes, scores);
+  for (float& s : *scores) {
+    if (std::isfinite(s)) s = 0.5f + s * 1e-3f;
+  }
+  for (int64_t k = 0; k < n; k += 37) {
+    const float x = 3e-6f * static_cast<float>(k % 5);
+    std::copy_n(std::vector<float>{x, x, x + 2e-6f, x + 3e-6f}.begin(), 4, boxes->begin() + 4 * k);
+  }
+}
+
+// The CPU kernel, serial and threaded, and the device code keep exactly the float32 kernel's boxes
+// on the half values, in its order: Nms and BatchedNms (both sort paths: the comparison sort below
+// 2,048 candidates, the radix sort above), both offsets, the mask and band paths.
+template <class T>
+void CheckNmsHalfStorage() {
+  std::mt19937 rng(31);
+  int rounding_mattered = 0;  // cases where the half values keep other boxes than the unrounded ones
+  for (int64_t n : {300, 3000}) {
+    for (float spread : {100.0f, 3000.0f, 90000.0f}) {
+      std::vector<float> boxes, scores;
+      HalfScene(&rng, n, spread, &boxes, &scores);
+      const std::vector<T> half_boxes = testing::StoredAs<T>(boxes), half_scores = testing::StoredAs<T>(scores);
+      const std::vector<float> float_boxes = testing::FloatsOf(half_boxes), float_scores = testing::FloatsOf(half_scores);
+      std::vector<int64_t> categories(n);
+      for (int64_t k = 0; k < n; ++k) categories[k] = k % 4;
+      for (float threshold : {0.3f, 0.7f}) {
+        for (int64_t offset : {0, 1}) {
+          for (const std::vector<int64_t>* cats : {static_cast<const std::vector<int64_t>*>(nullptr),
+                                                   static_cast<const std::vector<int64_t>*>(&categories)}) {
+            const NmsResult float32 = RunNms(float_boxes, float_scores, threshold, cats, offset);
+            ASSERT_TRUE(float32.status.ok());
+            rounding_mattered += RunNms(boxes, scores, threshold, cats, offset).keep != float32.keep;
+            NmsParams p;
+            ASSERT_TRUE(MakeNmsParams(threshold, offset, &p).ok());
+            const int64_t* c = cats ? cats->data() : nullptr;
+            HeapScratchAllocator heap;
+            for (bool threaded : {false, true}) {
+              std::vector<int64_t> keep(n);
+              int64_t kept = -1;
+              const testing::ThreadedTaskRunner three(3);
+              const SerialTaskRunner serial;
+              const TaskRunner& runner = threaded ? static_cast<const TaskRunner&>(three) : serial;
+              ASSERT_TRUE(cpu::Nms(p, half_boxes.data(), half_scores.data(), c, n, keep.data(), &kept, heap, runner).ok());
+              keep.resize(kept);
+              ASSERT_EQ(keep, float32.keep) << n << " boxes, spread " << spread << ", threshold " << threshold
+                                            << ", offset " << offset << (cats ? ", categories" : "")
+                                            << (threaded ? ", threaded" : "");
+            }
+            for (int64_t budget : {shared::kNmsMaskBudgetWords, int64_t{0}}) {
+              ASSERT_EQ(testing::NmsOnHost(p, half_boxes, half_scores, c, budget), float32.keep)
+                  << n << " boxes, spread " << spread << ", threshold " << threshold << ", offset " << offset
+                  << (cats ? ", categories" : "") << ", budget " << budget;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(rounding_mattered, 0);
+}
+
+TEST(NmsHalfStorage, Float16KeepsTheFloat32KernelsBoxesOnTheHalfValues) { CheckNmsHalfStorage<shared::Float16>(); }
+
+TEST(NmsHalfStorage, BFloat16KeepsTheFloat32KernelsBoxesOnTheHalfValues) { CheckNmsHalfStorage<shared::BFloat16>(); }
+
+// The [rows, 3] rows of cpu::MulticlassNms on boxes and scores of T.
+template <class T>
+std::vector<int64_t> MulticlassRows(const MulticlassNmsParams& p, const std::vector<T>& boxes,
+                                    const std::vector<T>& scores, int64_t batch, int64_t classes, int64_t n,
+                                    const TaskRunner& runner) {
+  const int64_t cap = cpu::MulticlassNmsCapacity(p, n);
+  std::vector<int32_t> kept(batch * classes * std::max<int64_t>(cap, 1));
+  std::vector<int64_t> counts(batch * classes);
+  HeapScratchAllocator heap;
+  EXPECT_TRUE(cpu::MulticlassNms(p, boxes.data(), scores.data(), batch, classes, n, kept.data(), counts.data(), heap,
+                                 runner).ok());
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  std::vector<int64_t> rows(3 * total);
+  cpu::WriteSelectedRows(kept.data(), counts.data(), batch, classes, cap, rows.data());
+  return rows;
+}
+
+// MulticlassNms likewise: its score filter and the filter's blocks of 16 compare the half scores'
+// floats (a threshold between two half values, one equal to a half value).
+template <class T>
+void CheckMulticlassNmsHalfStorage() {
+  std::mt19937 rng(32);
+  const int64_t batch = 2, classes = 3, n = 700;
+  std::vector<float> boxes, scores, unused;
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<float> image_boxes;
+    HalfScene(&rng, n, b == 0 ? 2500.0f : 150.0f, &image_boxes, &unused);
+    boxes.insert(boxes.end(), image_boxes.begin(), image_boxes.end());
+    for (int64_t c = 0; c < classes; ++c) {
+      std::vector<float> class_scores;
+      HalfScene(&rng, n, 10.0f, &unused, &class_scores);
+      scores.insert(scores.end(), class_scores.begin(), class_scores.end());
+    }
+  }
+  const std::vector<T> half_boxes = testing::StoredAs<T>(boxes), half_scores = testing::StoredAs<T>(scores);
+  const std::vector<float> float_boxes = testing::FloatsOf(half_boxes), float_scores = testing::FloatsOf(half_scores);
+  const float on_a_half_value = float_scores[5];
+  for (float score_threshold : {-kInf, 0.5f, 0.50012f, on_a_half_value}) {
+    for (int64_t limit : {-1, 40}) {
+      MulticlassNmsParams p;
+      ASSERT_TRUE(MakeMulticlassNmsParams(0.5f, score_threshold, limit, &p).ok());
+      const auto float32 = MulticlassRows(p, float_boxes, float_scores, batch, classes, n, SerialTaskRunner());
+      ASSERT_EQ(MulticlassRows(p, half_boxes, half_scores, batch, classes, n, SerialTaskRunner()), float32)
+          << "score > " << score_threshold << ", limit " << limit;
+      ASSERT_EQ(MulticlassRows(p, half_boxes, half_scores, batch, classes, n, testing::ThreadedTaskRunner(3)), float32)
+          << "score > " << score_threshold << ", limit " << limit << ", threaded";
+      for (int64_t budget : {shared::kNmsMaskBudgetWords, int64_t{0}}) {
+        ASSERT_EQ(testing::MulticlassNmsOnHost(p, half_boxes, half_scores, batch, classes, n, budget), float32)
+            << "score > " << score_threshold << ", limit " << limit << ", budget " << budget;
+      }
+    }
+  }
+}
+
+TEST(MulticlassNmsHalfStorage, Float16KeepsTheFloat32KernelsRowsOnTheHalfValues) {
+  CheckMulticlassNmsHalfStorage<shared::Float16>();
+}
+
+TEST(MulticlassNmsHalfStorage, BFloat16KeepsTheFloat32KernelsRowsOnTheHalfValues) {
+  CheckMulticlassNmsHalfStorage<shared::BFloat16>();
 }
 
 TEST(NmsDeviceCode, ResolvesATileAsTheGreedyLoop) {

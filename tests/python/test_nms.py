@@ -16,16 +16,27 @@ from onnx import TensorProto, helper
 
 import opbridge.ops
 from box_data import clustered_boxes
-from graphs import one_node_model, run, run_error, session_error
+from graphs import cast_around, one_node_model, round_to, run, run_error, session_error
 
 f32 = np.float32
 INT64 = {"idxs": "int64"}
 
 
-def nms_model(identity="opbridge::Nms", **attrs):
+def nms_model(identity="opbridge::Nms", dtype="float32", **attrs):
+    """The node with boxes and scores in `dtype` (bfloat16 behind casts from float32)."""
     inputs = ["boxes", "scores", "idxs"] if identity == "opbridge::BatchedNms" else ["boxes", "scores"]
-    return one_node_model(identity, attrs, inputs, ["selected" if "Multiclass" in identity else "keep"],
-                          input_types=INT64)
+    model = one_node_model(identity, attrs, inputs, ["selected" if "Multiclass" in identity else "keep"],
+                           input_types={**INT64, "boxes": dtype, "scores": dtype})
+    return cast_around(model, dtype, {"boxes", "scores"}, set()) if dtype == "bfloat16" else model
+
+
+def half_feeds(feeds, dtype):
+    """The float feeds rounded to `dtype`: float16 arrays, or the bfloat16 values as float32 (which
+    nms_model's casts turn into bfloat16 exactly); other feeds as they are."""
+    rounded = {name: round_to(value, dtype) if value.dtype == f32 else value for name, value in feeds.items()}
+    if dtype == "float16":
+        rounded = {name: value.astype(np.float16) if value.dtype == f32 else value for name, value in rounded.items()}
+    return rounded
 
 
 def clustered(rng, count, clusters, spread=500.0):
@@ -174,6 +185,66 @@ def test_multiclass_layout(batch, classes, count, limit):
     np.testing.assert_array_equal(selected, expected)
     eager = opbridge.ops.multiclass_nms(torch.from_numpy(boxes), torch.from_numpy(scores), 0.5, 0.25, limit)
     np.testing.assert_array_equal(eager.numpy(), expected)
+
+
+HALF = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def half_scene(rng, count):
+    """Clustered boxes and scores where rounding to half matters: scores packed near 0.5 (rounding
+    ties most of them: 3 distinct float16 values, 1 bfloat16), coordinates past 65,504 (infinite in
+    float16), NaN scores."""
+    boxes, scores = clustered(rng, count, count // 10)
+    scores = (0.5 + scores * f32(1e-3)).astype(f32)
+    boxes[::97] *= 200
+    scores[::101] = np.nan
+    return boxes, scores
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
+@pytest.mark.parametrize("identity", ["opbridge::Nms", "mmcv::NonMaxSuppression", "opbridge::BatchedNms"])
+def test_half_keeps_the_float32_ops_boxes_on_the_half_values(identity, dtype):
+    """float16 and bfloat16 boxes and scores: exactly the boxes the float32 op keeps on the half values,
+    in its order, which are torchvision's under autocast (its nms runs in float32 on the half tensors)."""
+    rng = np.random.default_rng(46)
+    boxes, scores = half_scene(rng, 3000)
+    feeds = {"boxes": boxes, "scores": scores}
+    attrs = {"iou_threshold": 0.5, "offset": 1 if identity.startswith("mmcv") else 0}
+    if identity == "opbridge::BatchedNms":
+        feeds["idxs"] = rng.integers(0, 5, len(scores)).astype(np.int64)
+    rounded = {name: round_to(value, dtype) if value.dtype == f32 else value for name, value in feeds.items()}
+    (keep,) = run(nms_model(identity, dtype, **attrs), half_feeds(feeds, dtype))
+    (exact,) = run(nms_model(identity, **attrs), rounded)
+    np.testing.assert_array_equal(keep, exact)
+    # The rounding mattered: the unrounded float32 values keep other boxes.
+    (unrounded,) = run(nms_model(identity, **attrs), feeds)
+    assert not np.array_equal(keep, unrounded)
+    if identity == "opbridge::Nms":
+        with torch.autocast("cpu", dtype=HALF[dtype]):
+            expected = torchvision.ops.nms(torch.from_numpy(rounded["boxes"]).to(HALF[dtype]),
+                                           torch.from_numpy(rounded["scores"]).to(HALF[dtype]), 0.5)
+        np.testing.assert_array_equal(keep, expected.numpy())
+    elif identity == "opbridge::BatchedNms":
+        np.testing.assert_array_equal(keep, per_category_reference(rounded["boxes"], rounded["scores"], feeds["idxs"],
+                                                                   0.5))
+
+
+@pytest.mark.parametrize("dtype", list(HALF))
+def test_multiclass_half_keeps_the_float32_ops_rows_on_the_half_values(dtype):
+    """The multi-class layout in half: the score filter compares the half scores' floats with the
+    float32 threshold (0.25, a half value: scores equal to it are left out)."""
+    rng = np.random.default_rng(47)
+    boxes = np.stack([half_scene(rng, 400)[0] for _ in range(2)])
+    scores = rng.random((2, 3, 400)).astype(f32) * f32(0.5)
+    scores[0, 0, ::3] = 0.25
+    scores[1, 2, ::7] = np.nan
+    feeds = {"boxes": boxes, "scores": scores}
+    attrs = {"iou_threshold": 0.5, "score_threshold": 0.25, "max_output_boxes_per_class": 30}
+    rounded = {name: round_to(value, dtype) for name, value in feeds.items()}
+    (selected,) = run(nms_model("opbridge::MulticlassNms", dtype, **attrs), half_feeds(feeds, dtype))
+    (exact,) = run(nms_model("opbridge::MulticlassNms", **attrs), rounded)
+    np.testing.assert_array_equal(selected, exact)
+    np.testing.assert_array_equal(selected, multiclass_reference(rounded["boxes"], rounded["scores"], 0.5, 0.25, 30))
 
 
 def test_mmcv_graph_as_mmcv_writes_it():

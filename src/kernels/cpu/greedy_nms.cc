@@ -28,13 +28,14 @@ int64_t ScoreOrderScratchWords(int64_t count) {
   return (bytes + 7) / 8;
 }
 
-void ScoreOrder(const float* scores, int64_t count, int32_t* order, void* scratch) {
+template <class T>
+void ScoreOrder(const T* scores, int64_t count, int32_t* order, void* scratch) {
   if (count <= 0) return;
   if (count < kRadixMinCount) {
     // (key, position) composites are unique, so an unstable sort gives the stable order.
     auto* items = static_cast<uint64_t*>(scratch);
     for (int64_t i = 0; i < count; ++i) {
-      items[i] = (uint64_t{DescendingKey(scores[i])} << 32) | static_cast<uint32_t>(i);
+      items[i] = (uint64_t{DescendingKey(shared::Load(scores + i))} << 32) | static_cast<uint32_t>(i);
     }
     std::sort(items, items + count);
     for (int64_t i = 0; i < count; ++i) order[i] = static_cast<int32_t>(items[i] & 0xffffffffu);
@@ -49,7 +50,7 @@ void ScoreOrder(const float* scores, int64_t count, int32_t* order, void* scratc
   int32_t* pos_b = pos_a + n;
   auto* histogram = reinterpret_cast<uint32_t*>(pos_b + n);
   for (size_t i = 0; i < n; ++i) {
-    key_a[i] = DescendingKey(scores[i]);
+    key_a[i] = DescendingKey(shared::Load(scores + i));
     pos_a[i] = static_cast<int32_t>(i);
   }
   for (int pass = 0; pass < 3; ++pass) {
@@ -72,6 +73,10 @@ void ScoreOrder(const float* scores, int64_t count, int32_t* order, void* scratc
   }
   std::memcpy(order, pos_a, n * sizeof(int32_t));
 }
+
+template void ScoreOrder<float>(const float*, int64_t, int32_t*, void*);
+template void ScoreOrder<shared::Float16>(const shared::Float16*, int64_t, int32_t*, void*);
+template void ScoreOrder<shared::BFloat16>(const shared::BFloat16*, int64_t, int32_t*, void*);
 
 // ---- the grid -------------------------------------------------------------------------------
 

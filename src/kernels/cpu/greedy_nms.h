@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/half_storage.h"
+
 namespace opbridge::cpu {
 
 // ---- ordering by score ---------------------------------------------------------------------
@@ -28,8 +30,10 @@ int64_t ScoreOrderScratchWords(int64_t count);
 // Writes to order[0..count) the positions 0..count-1 sorted by descending score, as
 // torch.sort(scores, descending=True, stable=True) orders them: NaN before every number, ties
 // (-0 equal to +0 included) by position. count < 2^31. scratch: ScoreOrderScratchWords(count)
-// 64-bit words.
-void ScoreOrder(const float* scores, int64_t count, int32_t* order, void* scratch);
+// 64-bit words. T: float, or half storage (shared::Float16, BFloat16), each score read as the float
+// it is (exactly, and in the same order: the order of the half values' floats).
+template <class T>
+void ScoreOrder(const T* scores, int64_t count, int32_t* order, void* scratch);
 
 // ---- greedy suppression --------------------------------------------------------------------
 

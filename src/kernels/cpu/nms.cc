@@ -10,7 +10,8 @@
 
 namespace opbridge::cpu {
 
-Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories,
+template <class T>
+Status Nms(const NmsParams& params, const T* boxes, const T* scores, const int64_t* categories,
            int64_t n, int64_t* keep, int64_t* num_kept, ScratchAllocator& scratch, const TaskRunner& runner) {
   AxisAlignedProblem prototype{};
   prototype.offset = static_cast<float>(params.offset);
@@ -22,7 +23,8 @@ int64_t MulticlassNmsCapacity(const MulticlassNmsParams& params, int64_t n) {
   return params.max_output_boxes_per_class < 0 ? n : std::min(n, params.max_output_boxes_per_class);
 }
 
-Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
+template <class T>
+Status MulticlassNms(const MulticlassNmsParams& params, const T* boxes, const T* scores, int64_t batch,
                      int64_t classes, int64_t n, int32_t* kept_boxes, int64_t* kept_counts,
                      ScratchAllocator& scratch, const TaskRunner& runner) {
   AxisAlignedProblem prototype{};
@@ -31,5 +33,15 @@ Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, cons
   return KeepPerBatchAndClass(prototype, boxes, 4, scores, batch, classes, n, params.score_threshold,
                               MulticlassNmsCapacity(params, n), kept_boxes, kept_counts, scratch, runner);
 }
+
+#define OPBRIDGE_NMS(T)                                                                                         \
+  template Status Nms<T>(const NmsParams&, const T*, const T*, const int64_t*, int64_t, int64_t*, int64_t*,      \
+                         ScratchAllocator&, const TaskRunner&);                                                \
+  template Status MulticlassNms<T>(const MulticlassNmsParams&, const T*, const T*, int64_t, int64_t, int64_t,     \
+                                   int32_t*, int64_t*, ScratchAllocator&, const TaskRunner&);
+OPBRIDGE_NMS(float)
+OPBRIDGE_NMS(shared::Float16)
+OPBRIDGE_NMS(shared::BFloat16)
+#undef OPBRIDGE_NMS
 
 }  // namespace opbridge::cpu

@@ -1,4 +1,6 @@
-// Axis-aligned NMS CPU kernels (float32 boxes). Framework-free.
+// Axis-aligned NMS CPU kernels. Framework-free. Boxes and scores are T: float, or half storage
+// (shared::Float16, BFloat16, core/half_storage.h), each value read as the float it is, so that the
+// kept boxes are the float32 kernel's on the half values.
 //
 //   Nms            torchvision.ops.nms and batched_nms, mmcv::NonMaxSuppression: one list of
 //                  boxes, optionally split into categories that do not suppress each other.
@@ -35,14 +37,16 @@ struct TorchvisionIouRule {
 // boxes [n, 4] (x1, y1, x2, y2), scores [n], categories [n] or nullptr (all one category).
 // Writes the indices of the kept boxes to keep (room for n), in descending score order with
 // ties by index (torch.sort stable), and their count to *num_kept.
-Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories,
+template <class T>
+Status Nms(const NmsParams& params, const T* boxes, const T* scores, const int64_t* categories,
            int64_t n, int64_t* keep, int64_t* num_kept, ScratchAllocator& scratch, const TaskRunner& runner);
 
 // The multi-class layout. boxes [batch, n, 4], scores [batch, classes, n]. Per (b, c) problem,
 // writes the kept box indices in descending score order to kept_boxes[(b * classes + c) * cap ...]
 // and their count to kept_counts[b * classes + c], where cap = MulticlassNmsCapacity(params, n).
 int64_t MulticlassNmsCapacity(const MulticlassNmsParams& params, int64_t n);
-Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
+template <class T>
+Status MulticlassNms(const MulticlassNmsParams& params, const T* boxes, const T* scores, int64_t batch,
                      int64_t classes, int64_t n, int32_t* kept_boxes, int64_t* kept_counts,
                      ScratchAllocator& scratch, const TaskRunner& runner);
 

@@ -1,6 +1,8 @@
 // The non-template parts of the NMS-family drivers (see nms_drivers.h).
 #include "kernels/cpu/nms_drivers.h"
 
+#include <type_traits>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #elif defined(__ARM_NEON)
@@ -31,29 +33,43 @@ bool AnyOfSixteenAbove(const float* p, float threshold) {
 // Writes the positions and values of the scores > threshold (a NaN never is) and returns their
 // count. Most scores of a multi-class problem are below the threshold, so blocks of 16 are
 // compared at once (SSE on x86-64, NEON on aarch64: every CPU of either has them) and only blocks
-// holding a candidate are walked one by one.
-int64_t FilterAbove(const float* scores, int64_t n, float threshold, int32_t* positions, float* values) {
+// holding a candidate are walked one by one. Half scores are converted a block at a time, as the
+// floats they are.
+template <class T>
+int64_t FilterAbove(const T* scores, int64_t n, float threshold, int32_t* positions, float* values) {
   int64_t count = 0;
   int64_t i = 0;
 #if defined(__SSE2__) || defined(__ARM_NEON)
+  float converted[16];
   for (; i + 16 <= n; i += 16) {
-    if (!AnyOfSixteenAbove(scores + i, threshold)) continue;
-    for (int64_t k = i; k < i + 16; ++k) {
-      if (scores[k] > threshold) {
-        positions[count] = static_cast<int32_t>(k);
-        values[count++] = scores[k];
+    const float* block = converted;
+    if constexpr (std::is_same_v<T, float>) {
+      block = scores + i;
+    } else {
+      shared::LoadRun(scores + i, 16, converted);
+    }
+    if (!AnyOfSixteenAbove(block, threshold)) continue;
+    for (int64_t k = 0; k < 16; ++k) {
+      if (block[k] > threshold) {
+        positions[count] = static_cast<int32_t>(i + k);
+        values[count++] = block[k];
       }
     }
   }
 #endif
   for (; i < n; ++i) {
-    if (scores[i] > threshold) {
+    const float score = shared::Load(scores + i);
+    if (score > threshold) {
       positions[count] = static_cast<int32_t>(i);
-      values[count++] = scores[i];
+      values[count++] = score;
     }
   }
   return count;
 }
+
+template int64_t FilterAbove<float>(const float*, int64_t, float, int32_t*, float*);
+template int64_t FilterAbove<shared::Float16>(const shared::Float16*, int64_t, float, int32_t*, float*);
+template int64_t FilterAbove<shared::BFloat16>(const shared::BFloat16*, int64_t, float, int32_t*, float*);
 
 void GroupByCategory(const int64_t* categories, const int32_t* order, int64_t n, int32_t* grouped,
                      std::vector<int64_t>* run_starts) {

@@ -8,12 +8,17 @@
 // parameters and, once carved out of scratch memory, one problem's boxes in processing order:
 //   static size_t Bytes(int64_t count);                  scratch for `count` candidates
 //   void Carve(Arena* arena, int64_t count);
-//   void Gather(const float* boxes, const int32_t* positions, int64_t count);
+//   template <class T> void Gather(const T* boxes, const int32_t* positions, int64_t count);
 //   void Suppress(int64_t count, int64_t max_kept);      fills kept[0, count)
 //   uint8_t* kept;
 // and, for MatchPerBatchAndClass (ops that report which kept box suppressed which):
 //   void Suppress(int64_t count, int64_t max_kept, int32_t* first_suppressor);
 // Each task copies the prototype Problem the kernel passes and carves its own memory.
+//
+// Boxes and scores are float, or half storage (shared::Float16, BFloat16): each value is read as
+// the float it is, as it is read (Gather converts a problem's boxes into its float32 copies, the
+// score order and filter convert each score), so a half call picks exactly what the float32 kernel
+// picks on the half values.
 #pragma once
 
 #include <algorithm>
@@ -22,6 +27,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/half_storage.h"
 #include "core/parallel.h"
 #include "core/scratch.h"
 #include "core/status.h"
@@ -43,8 +49,10 @@ Status ParallelForProblemRanges(const TaskRunner& runner, int64_t problems, Fn&&
   });
 }
 
-// Writes the positions and values of the scores > threshold (a NaN never is); returns the count.
-int64_t FilterAbove(const float* scores, int64_t n, float threshold, int32_t* positions, float* values);
+// Writes the positions and values (as floats) of the scores > threshold (a NaN never is); returns
+// the count.
+template <class T>
+int64_t FilterAbove(const T* scores, int64_t n, float threshold, int32_t* positions, float* values);
 
 // Groups ranks 0..n-1 (positions in score order) by category, keeping rank order inside each
 // category. Writes the grouped ranks and the start of every run (runs + 1 entries).
@@ -56,8 +64,8 @@ constexpr int64_t kTaskCandidates = 4096;
 
 // A box list, optionally split into categories that do not suppress each other: writes the
 // kept indices to keep (room for n) in descending score order, ties by index, and their count.
-template <class Problem>
-Status KeepPerCategory(const Problem& prototype, const float* boxes, const float* scores, const int64_t* categories,
+template <class Problem, class T>
+Status KeepPerCategory(const Problem& prototype, const T* boxes, const T* scores, const int64_t* categories,
                        int64_t n, int64_t* keep, int64_t* num_kept, ScratchAllocator& scratch,
                        const TaskRunner& runner) {
   *num_kept = 0;
@@ -133,8 +141,8 @@ Status KeepPerCategory(const Problem& prototype, const float* boxes, const float
 // problem, the boxes scoring > score_threshold take part and at most `cap` are kept: their box
 // indices in descending score order go to kept_boxes[(b * classes + c) * cap ...] and their count
 // to kept_counts[b * classes + c].
-template <class Problem>
-Status KeepPerBatchAndClass(const Problem& prototype, const float* boxes, int64_t box_size, const float* scores,
+template <class Problem, class T>
+Status KeepPerBatchAndClass(const Problem& prototype, const T* boxes, int64_t box_size, const T* scores,
                             int64_t batch, int64_t classes, int64_t n, float score_threshold, int64_t cap,
                             int32_t* kept_boxes, int64_t* kept_counts, ScratchAllocator& scratch,
                             const TaskRunner& runner) {
@@ -202,8 +210,8 @@ void WriteSelectedRows(const int32_t* kept_boxes, const int64_t* kept_counts, in
 // records for j. The pairs (i, j) of box indices whose i scores > report_threshold (a NaN score
 // never does) go to pairs[2 * ((b * classes + c) * n + r) ...] for r < pair_counts[b * classes + c],
 // ordered by i in processing order, then by j in processing order.
-template <class Problem>
-Status MatchPerBatchAndClass(const Problem& prototype, const float* boxes, int64_t box_size, const float* scores,
+template <class Problem, class T>
+Status MatchPerBatchAndClass(const Problem& prototype, const T* boxes, int64_t box_size, const T* scores,
                              int64_t batch, int64_t classes, int64_t n, float report_threshold, int32_t* pairs,
                              int64_t* pair_counts, ScratchAllocator& scratch, const TaskRunner& runner) {
   const int64_t problems = batch * classes;
@@ -228,7 +236,7 @@ Status MatchPerBatchAndClass(const Problem& prototype, const float* boxes, int64
     problem.Carve(&arena, n);
     for (int64_t bc = begin; bc < end; ++bc) {
       const int64_t b = bc / classes;
-      const float* problem_scores = scores + bc * n;
+      const T* problem_scores = scores + bc * n;
       ScoreOrder(problem_scores, n, order, sort_scratch);
       problem.Gather(boxes + b * n * box_size, order, n);
       problem.Suppress(n, -1, first);
@@ -241,7 +249,7 @@ Status MatchPerBatchAndClass(const Problem& prototype, const float* boxes, int64
       int32_t total = 0;
       for (int64_t i = 0; i < n; ++i) {
         const int32_t suppressed = next[i];
-        next[i] = problem_scores[order[i]] > report_threshold ? total : -1;
+        next[i] = shared::Load(problem_scores + order[i]) > report_threshold ? total : -1;
         if (next[i] >= 0) total += suppressed;
       }
       int32_t* out = pairs + 2 * bc * n;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/half_storage.h"
 #include "core/scratch.h"
 #include "kernels/shared/box_iou_rotated.h"
 #include "kernels/shared/nms_rotated_rules.h"
@@ -61,9 +62,11 @@ struct AxisAlignedProblem {
   // with every box under either rule (its overlap is 0, or its area is infinite or NaN), so it
   // is never suppressed and suppresses nothing, except under the match rule's IoU >= 0, where
   // an IoU of +0 or -0 suppresses (see Suppress).
-  void Gather(const float* boxes, const int32_t* positions, int64_t count) {
+  template <class T>
+  void Gather(const T* boxes, const int32_t* positions, int64_t count) {
     for (int64_t k = 0; k < count; ++k) {
-      const float* b = boxes + box_stride * static_cast<int64_t>(positions[k]);
+      float b[4];
+      shared::LoadRun(boxes + box_stride * static_cast<int64_t>(positions[k]), 4, b);
       x1[k] = b[0];
       y1[k] = b[1];
       x2[k] = b[2];
@@ -161,11 +164,13 @@ struct RotatedProblem {
     greedy = arena->Take<uint64_t>(static_cast<int64_t>(GreedyScratchBytes(count) / 8 + 1));
   }
 
-  void Gather(const float* all_boxes, const int32_t* positions, int64_t count) {
+  template <class T>
+  void Gather(const T* all_boxes, const int32_t* positions, int64_t count) {
     for (int64_t k = 0; k < count; ++k) {
       // How a box enters, as the CUDA kernels have it (kernels/shared/nms_rotated_rules.h).
-      const shared::RotatedNmsBox box =
-          shared::MakeRotatedNmsBox(all_boxes + box_stride * static_cast<int64_t>(positions[k]), clockwise, min_area);
+      float b[5];
+      shared::LoadRun(all_boxes + box_stride * static_cast<int64_t>(positions[k]), 5, b);
+      const shared::RotatedNmsBox box = shared::MakeRotatedNmsBox(b, clockwise, min_area);
       boxes[k] = box.box;
       active[k] = box.active;
       float* e = extents + 4 * k;

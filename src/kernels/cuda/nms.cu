@@ -76,9 +76,10 @@ constexpr int kPlanThreads = 512;  // 128 registers a thread: at 1,024 (64) the 
 
 // ---- step 1: candidates ------------------------------------------------------------------------
 
-__global__ void ScoreKeysKernel(const float* scores, int64_t n, uint32_t* keys, int32_t* positions) {
+template <class T>
+__global__ void ScoreKeysKernel(const T* scores, int64_t n, uint32_t* keys, int32_t* positions) {
   OPBRIDGE_CUDA_FOR(int64_t, i, n) {
-    keys[i] = shared::DescendingScoreKey(scores[i]);
+    keys[i] = shared::DescendingScoreKey(shared::Load(scores + i));
     positions[i] = static_cast<int32_t>(i);
   }
 }
@@ -485,13 +486,14 @@ __global__ void UnkeptKeysKernel(int64_t n, uint32_t* keys, int32_t* positions) 
   }
 }
 
+template <class T>
 __global__ void KeptKeysKernel(const NmsProblem* problems, const int64_t* runs, const int64_t* kept_counts,
-                               const int32_t* kept_positions, const float* scores, int64_t n, uint32_t* keys) {
+                               const int32_t* kept_positions, const T* scores, int64_t n, uint32_t* keys) {
   OPBRIDGE_CUDA_FOR(int64_t, i, n) {
     const int64_t problem = runs[i + 1] - 1;
     if (i - problems[problem].kept_begin < kept_counts[problem]) {
       const int32_t position = kept_positions[i];
-      keys[position] = shared::DescendingScoreKey(scores[position]);
+      keys[position] = shared::DescendingScoreKey(shared::Load(scores + position));
     }
   }
 }
@@ -923,10 +925,11 @@ Status SegmentedSuppress(const Layout& layout, const Source& source, const Rule&
                          scratch, stream);
 }
 
-// The box-list NMS (Nms, NmsRotated): Source gives each candidate's box, Rule decides suppression.
-// One scratch request below the mask budget: the arrays, CUB's storage and the mask in one block.
-template <class Source, class Rule>
-Status BoxListNms(const Source& source, const Rule& rule, const float* scores, const int64_t* categories, int64_t n,
+// The box-list NMS (Nms, NmsRotated): Source gives each candidate's box, Rule decides suppression;
+// scores of T (float or half storage). One scratch request below the mask budget: the arrays, CUB's
+// storage and the mask in one block.
+template <class Source, class Rule, class T>
+Status BoxListNms(const Source& source, const Rule& rule, const T* scores, const int64_t* categories, int64_t n,
                   const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
   using Box = decltype(source.BoxOf(0, 0));
   ClearStaleError();
@@ -1009,10 +1012,10 @@ Status BoxListNms(const Source& source, const Rule& rule, const float* scores, c
 }
 
 // The multi-class NMS (MulticlassNms, MulticlassNmsRotated): params' score threshold and cap (its
-// iou_threshold is the rule's), boxes from Source, suppression by Rule. Two scratch requests: the
-// problems' and entries' arrays, then the candidates' (SegmentedSuppress).
-template <class Source, class Rule>
-Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, const Rule& rule, const float* scores,
+// iou_threshold is the rule's), boxes from Source, suppression by Rule, scores of T. Two scratch
+// requests: the problems' and entries' arrays, then the candidates' (SegmentedSuppress).
+template <class Source, class Rule, class T>
+Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, const Rule& rule, const T* scores,
                        int64_t batch, int64_t classes, int64_t n, const AllocateRows& allocate,
                        ScratchAllocator& device_scratch, Stream stream) {
   using Box = decltype(source.BoxOf(0, 0));
@@ -1038,7 +1041,7 @@ Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, 
   const CubStorage row_scan{arena.Take<char>(static_cast<int64_t>(scan_bytes)), scan_bytes};
   SegmentArrays segments;
   segments.Carve(&arena, entries, problems, segment_bytes);
-  const shared::MulticlassLayout layout{scores, n, params.score_threshold};
+  const shared::MulticlassLayout<T> layout{scores, n, params.score_threshold};
   std::optional<ScratchBlock> candidate_block;
   OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, n, cap, true, segments, &a,
                                              &candidate_block, device_scratch, stream));
@@ -1108,11 +1111,13 @@ Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, 
 
 }  // namespace
 
-Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories, int64_t n,
+template <class T>
+Status Nms(const NmsParams& params, const T* boxes, const T* scores, const int64_t* categories, int64_t n,
            const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
   const float offset = static_cast<float>(params.offset);
-  return BoxListNms(shared::NmsBoxSource{boxes, 1, 0, 0, 4, offset}, shared::TorchvisionRule{offset, params.iou_threshold},
-                    scores, categories, n, allocate, device_scratch, stream);
+  return BoxListNms(shared::NmsBoxSource<T>{boxes, 1, 0, 0, 4, offset},
+                    shared::TorchvisionRule{offset, params.iou_threshold}, scores, categories, n, allocate,
+                    device_scratch, stream);
 }
 
 Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const float* scores, const int64_t* categories,
@@ -1123,10 +1128,11 @@ Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const floa
                     device_scratch, stream);
 }
 
-Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
+template <class T>
+Status MulticlassNms(const MulticlassNmsParams& params, const T* boxes, const T* scores, int64_t batch,
                      int64_t classes, int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch,
                      Stream stream) {
-  return MulticlassNmsOf(params, shared::NmsBoxSource{boxes, classes, n * 4, 0, 4, 0.0f},
+  return MulticlassNmsOf(params, shared::NmsBoxSource<T>{boxes, classes, n * 4, 0, 4, 0.0f},
                          shared::TorchvisionRule{0.0f, params.iou_threshold}, scores, batch, classes, n, allocate,
                          device_scratch, stream);
 }
@@ -1149,8 +1155,8 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
                      int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
                      ScratchAllocator& device_scratch, Stream stream) {
   if (!params.rotated) {
-    const shared::NmsBoxSource source{boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
-                                      loc_classes * 4, 0.0f};
+    const shared::NmsBoxSource<float> source{boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
+                                             loc_classes * 4, 0.0f};
     return TrtBatchedNmsOf(params, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, boxes, loc_classes,
                            scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
   }
@@ -1189,7 +1195,7 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   segments.Carve(&arena, entries, problems, segment_bytes);
   // Every box of every problem, in processing order (the candidates' places are the entries'):
   // suppression with mmdeploy's rule, no cap.
-  const shared::NmsBoxSource source{boxes, classes, n * 4, 0, 4, 0.0f};
+  const shared::NmsBoxSource<float> source{boxes, classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
   std::optional<ScratchBlock> candidate_block;
   OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(shared::MatchLayout{scores, n}, source, rule, problems, n, n, false,
@@ -1218,5 +1224,15 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
                                                               entries, output);
   return LaunchStatus("the NMSMatch output kernel", stream);
 }
+
+#define OPBRIDGE_NMS(T)                                                                                         \
+  template Status Nms<T>(const NmsParams&, const T*, const T*, const int64_t*, int64_t, const AllocateRows&,     \
+                         ScratchAllocator&, Stream);                                                           \
+  template Status MulticlassNms<T>(const MulticlassNmsParams&, const T*, const T*, int64_t, int64_t, int64_t,     \
+                                   const AllocateRows&, ScratchAllocator&, Stream);
+OPBRIDGE_NMS(float)
+OPBRIDGE_NMS(shared::Float16)
+OPBRIDGE_NMS(shared::BFloat16)
+#undef OPBRIDGE_NMS
 
 }  // namespace opbridge::cuda

@@ -1,4 +1,4 @@
-// NMS CUDA kernels (float32 boxes), axis-aligned and rotated: opbridge::Nms / BatchedNms /
+// NMS CUDA kernels, axis-aligned and rotated: opbridge::Nms / BatchedNms /
 // mmcv::NonMaxSuppression and opbridge::NmsRotated (a box list), opbridge::MulticlassNms,
 // opbridge::MulticlassNmsRotated and mmdeploy::NMSRotated (the multi-class layout) and TensorRT's
 // batched NMS, both kinds (opbridge::TrtBatchedNms / TrtBatchedRotatedNms, mmdeploy::TRTBatchedNMS /
@@ -24,6 +24,7 @@
 
 #include <functional>
 
+#include "core/half_storage.h"
 #include "core/nms.h"
 #include "core/nms_match.h"
 #include "core/nms_rotated.h"
@@ -38,8 +39,10 @@ namespace opbridge::cuda {
 using AllocateRows = std::function<Status(int64_t rows, int64_t** output)>;
 
 // boxes [n, 4], scores [n], categories [n] or null, in device memory: the kept indices, in
-// descending score order (ties by index), to an output [kept] from allocate.
-Status Nms(const NmsParams& params, const float* boxes, const float* scores, const int64_t* categories, int64_t n,
+// descending score order (ties by index), to an output [kept] from allocate. T: float, or half storage
+// (shared::Float16, BFloat16), read as the floats it holds: the float32 kernel's boxes on those values.
+template <class T>
+Status Nms(const NmsParams& params, const T* boxes, const T* scores, const int64_t* categories, int64_t n,
            const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
 
 // boxes [n, 5] (cx, cy, w, h, theta), scores [n], categories [n] or null: cpu::NmsRotated's kept
@@ -55,8 +58,9 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
                 int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
 
 // boxes [batch, n, 4], scores [batch, classes, n]: the (batch, class, box) rows, batch-major, then
-// class, then score order, to an output [rows, 3] from allocate.
-Status MulticlassNms(const MulticlassNmsParams& params, const float* boxes, const float* scores, int64_t batch,
+// class, then score order, to an output [rows, 3] from allocate. T as Nms's.
+template <class T>
+Status MulticlassNms(const MulticlassNmsParams& params, const T* boxes, const T* scores, int64_t batch,
                      int64_t classes, int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch,
                      Stream stream);
 

@@ -5,8 +5,9 @@
 
 #include <stdint.h>
 
-#include "core/trt_batched_nms.h"
+#include "core/half_storage.h"
 #include "core/host_device.h"
+#include "core/trt_batched_nms.h"
 #include "kernels/shared/nms_rules.h"
 
 namespace opbridge::shared {
@@ -17,13 +18,14 @@ namespace opbridge::shared {
 // before it (the flags' exclusive scan), so the arrays after it hold the candidates only.
 //
 // The multi-class layout, scores [B, C, N] (segment N): already problem-major; a candidate scores >
-// score_threshold (never NaN).
+// score_threshold (never NaN). T: float or half storage, each score read as the float it is.
+template <class T>
 struct MulticlassLayout {
-  const float* scores;
+  const T* scores;
   int64_t segment;
   float score_threshold;
-  OPBRIDGE_HD float Score(int64_t v) const { return scores[v]; }
-  OPBRIDGE_HD bool Candidate(int64_t v) const { return scores[v] > score_threshold; }
+  OPBRIDGE_HD float Score(int64_t v) const { return Load(scores + v); }
+  OPBRIDGE_HD bool Candidate(int64_t v) const { return Load(scores + v) > score_threshold; }
 };
 
 // NMSMatch's layout, scores [B, C, N] (segment N): every box of every problem takes part, NaN scores
@@ -53,15 +55,18 @@ struct TrtLayout {
 
 // Where the boxes are: box `position` of problem p of a per-(image, class) layout (a box list: p = 0,
 // image_stride and class_stride 0) is at boxes + (p / classes) * image_stride + (p % classes) *
-// class_stride + position * box_stride.
+// class_stride + position * box_stride. T: float or half storage, each coordinate read as the float
+// it is.
+template <class T>
 struct NmsBoxSource {
-  const float* boxes;
+  const T* boxes;
   int64_t classes, image_stride, class_stride, box_stride;
   float offset;
   OPBRIDGE_HD NmsBox BoxOf(int64_t p, int32_t position) const {
-    const float* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
-                       static_cast<int64_t>(position) * box_stride;
-    return MakeNmsBox(box, offset);
+    const T* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
+                   static_cast<int64_t>(position) * box_stride;
+    const float coordinates[4] = {Load(box), Load(box + 1), Load(box + 2), Load(box + 3)};
+    return MakeNmsBox(coordinates, offset);
   }
 };
 

@@ -26,11 +26,14 @@ struct NmsAttrs {
 
 inline const OpSchema& NmsAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"keep", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
       {{"iou_threshold", AttrKind::kFloat, true, 0, 0.0f, "", {}, {}},
-       {"offset", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}}};
+       {"offset", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 
@@ -67,12 +70,15 @@ struct BatchedNmsAttrs {
 
 inline const OpSchema& BatchedNmsAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
        {"idxs", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
       {{"keep", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
       {{"iou_threshold", AttrKind::kFloat, true, 0, 0.0f, "", {}, {}},
-       {"offset", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}}};
+       {"offset", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 
@@ -110,12 +116,15 @@ struct MulticlassNmsAttrs {
 
 inline const OpSchema& MulticlassNmsAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"selected", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
       {{"iou_threshold", AttrKind::kFloat, true, 0, 0.0f, "", {}, {}},
        {"score_threshold", AttrKind::kFloat, false, 0, 0.0f, "", {}, {}},
-       {"max_output_boxes_per_class", AttrKind::kInt, false, -1, 0.0f, "", {}, {}}}};
+       {"max_output_boxes_per_class", AttrKind::kInt, false, -1, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -54,9 +54,11 @@ Status NmsOp::Run(const OrtApi& api, OrtKernelContext* ctx, bool with_categories
   InputTensor boxes, scores, idxs;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, with_categories, &boxes, &scores, &idxs));
   return OutputKeptIndices(api, ctx, boxes.shape[0], [&](ScratchAllocator& scratch, int64_t* keep, int64_t* kept) {
-    return cpu::Nms(params_, boxes.Data<float>(), scores.Data<float>(),
-                    with_categories ? idxs.Data<int64_t>() : nullptr, boxes.shape[0], keep, kept, scratch,
-                    OrtTaskRunner(api, ctx));
+    return ForFloatStorage(boxes.type, [&](auto type) {
+      using T = decltype(type);
+      return cpu::Nms(params_, boxes.Data<T>(), scores.Data<T>(), with_categories ? idxs.Data<int64_t>() : nullptr,
+                      boxes.shape[0], keep, kept, scratch, OrtTaskRunner(api, ctx));
+    });
   });
 }
 
@@ -83,8 +85,11 @@ Status MulticlassNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const 
   const int64_t cap = cpu::MulticlassNmsCapacity(params_, n);
   return OutputSelectedRows(api, ctx, batch, classes, cap,
                             [&](ScratchAllocator& scratch, int32_t* kept_boxes, int64_t* kept_counts) {
-    return cpu::MulticlassNms(params_, boxes.Data<float>(), scores.Data<float>(), batch, classes, n, kept_boxes,
-                              kept_counts, scratch, OrtTaskRunner(api, ctx));
+    return ForFloatStorage(boxes.type, [&](auto type) {
+      using T = decltype(type);
+      return cpu::MulticlassNms(params_, boxes.Data<T>(), scores.Data<T>(), batch, classes, n, kept_boxes, kept_counts,
+                                scratch, OrtTaskRunner(api, ctx));
+    });
   });
 }
 

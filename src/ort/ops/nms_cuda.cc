@@ -28,9 +28,11 @@ Status NmsOp::RunCuda(const OrtApi& api, OrtKernelContext* ctx, bool with_catego
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, with_categories, &boxes, &scores, &idxs));
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::Nms(
-      params_, boxes.Data<float>(), scores.Data<float>(), with_categories ? idxs.Data<int64_t>() : nullptr,
-      boxes.shape[0], OutputRowsOnce(api, ctx, 0), cuda.scratch(), cuda.stream());
+  return ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::Nms(params_, boxes.Data<T>(), scores.Data<T>(), with_categories ? idxs.Data<int64_t>() : nullptr,
+                     boxes.shape[0], OutputRowsOnce(api, ctx, 0), cuda.scratch(), cuda.stream());
+  });
 }
 
 Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
@@ -38,9 +40,11 @@ Status MulticlassNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) co
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::MulticlassNms(
-      params_, boxes.Data<float>(), scores.Data<float>(), boxes.shape[0], scores.shape[1], boxes.shape[1],
-      OutputRowsOnce(api, ctx, 3), cuda.scratch(), cuda.stream());
+  return ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::MulticlassNms(params_, boxes.Data<T>(), scores.Data<T>(), boxes.shape[0], scores.shape[1],
+                               boxes.shape[1], OutputRowsOnce(api, ctx, 3), cuda.scratch(), cuda.stream());
+  });
 }
 
 }  // namespace opbridge::ort
