@@ -149,9 +149,10 @@ struct NmsResult {
   Status status;
 };
 
-NmsResult RunNms(const std::vector<float>& boxes, const std::vector<float>& scores, float threshold,
-                 const std::vector<int64_t>* categories = nullptr, int64_t offset = 0,
-                 const TaskRunner& runner = SerialTaskRunner()) {
+// cpu::Nms on boxes and scores of T (float or half storage).
+template <class T>
+NmsResult RunNmsOf(const std::vector<T>& boxes, const std::vector<T>& scores, float threshold,
+                   const std::vector<int64_t>* categories, int64_t offset, const TaskRunner& runner) {
   NmsParams p;
   EXPECT_TRUE(MakeNmsParams(threshold, offset, &p).ok());
   const int64_t n = static_cast<int64_t>(scores.size());
@@ -162,6 +163,30 @@ NmsResult RunNms(const std::vector<float>& boxes, const std::vector<float>& scor
                       &kept, heap, runner);
   r.keep.resize(std::max<int64_t>(kept, 0));
   return r;
+}
+
+NmsResult RunNms(const std::vector<float>& boxes, const std::vector<float>& scores, float threshold,
+                 const std::vector<int64_t>* categories = nullptr, int64_t offset = 0,
+                 const TaskRunner& runner = SerialTaskRunner()) {
+  return RunNmsOf(boxes, scores, threshold, categories, offset, runner);
+}
+
+// The [rows, 3] rows of cpu::MulticlassNms on boxes and scores of T (float or half storage).
+template <class T>
+std::vector<int64_t> MulticlassRows(const MulticlassNmsParams& p, const std::vector<T>& boxes,
+                                    const std::vector<T>& scores, int64_t batch, int64_t classes, int64_t n,
+                                    const TaskRunner& runner) {
+  const int64_t cap = cpu::MulticlassNmsCapacity(p, n);
+  std::vector<int32_t> kept(batch * classes * std::max<int64_t>(cap, 1));
+  std::vector<int64_t> counts(batch * classes);
+  HeapScratchAllocator heap;
+  EXPECT_TRUE(cpu::MulticlassNms(p, boxes.data(), scores.data(), batch, classes, n, kept.data(), counts.data(), heap,
+                                 runner).ok());
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  std::vector<int64_t> rows(3 * total);
+  cpu::WriteSelectedRows(kept.data(), counts.data(), batch, classes, cap, rows.data());
+  return rows;
 }
 
 TEST(Nms, KeepsInScoreOrderAndSuppressesAboveTheThreshold) {
@@ -413,16 +438,7 @@ TEST(MulticlassNmsDeviceCode, KeepsTheCpuKernelsRows) {
       for (float iou : {0.0f, 0.4f, 0.8f}) {
         MulticlassNmsParams p;
         ASSERT_TRUE(MakeMulticlassNmsParams(iou, score_threshold, limit, &p).ok());
-        const int64_t cap = cpu::MulticlassNmsCapacity(p, n);
-        std::vector<int32_t> kept(batch * classes * std::max<int64_t>(cap, 1));
-        std::vector<int64_t> counts(batch * classes);
-        HeapScratchAllocator heap;
-        ASSERT_TRUE(cpu::MulticlassNms(p, boxes.data(), scores.data(), batch, classes, n, kept.data(), counts.data(),
-                                       heap, SerialTaskRunner()).ok());
-        int64_t total = 0;
-        for (int64_t c : counts) total += c;
-        std::vector<int64_t> rows(3 * total);
-        cpu::WriteSelectedRows(kept.data(), counts.data(), batch, classes, cap, rows.data());
+        const std::vector<int64_t> rows = MulticlassRows(p, boxes, scores, batch, classes, n, SerialTaskRunner());
         for (int64_t budget : kBudgets) {
           ASSERT_EQ(testing::MulticlassNmsOnHost(p, boxes, scores, batch, classes, n, budget), rows)
               << "score > " << score_threshold << ", limit " << limit << ", iou " << iou << ", budget " << budget;
@@ -471,18 +487,15 @@ void CheckNmsHalfStorage() {
             NmsParams p;
             ASSERT_TRUE(MakeNmsParams(threshold, offset, &p).ok());
             const int64_t* c = cats ? cats->data() : nullptr;
-            HeapScratchAllocator heap;
             for (bool threaded : {false, true}) {
-              std::vector<int64_t> keep(n);
-              int64_t kept = -1;
               const testing::ThreadedTaskRunner three(3);
               const SerialTaskRunner serial;
               const TaskRunner& runner = threaded ? static_cast<const TaskRunner&>(three) : serial;
-              ASSERT_TRUE(cpu::Nms(p, half_boxes.data(), half_scores.data(), c, n, keep.data(), &kept, heap, runner).ok());
-              keep.resize(kept);
-              ASSERT_EQ(keep, float32.keep) << n << " boxes, spread " << spread << ", threshold " << threshold
-                                            << ", offset " << offset << (cats ? ", categories" : "")
-                                            << (threaded ? ", threaded" : "");
+              const NmsResult half = RunNmsOf(half_boxes, half_scores, threshold, cats, offset, runner);
+              ASSERT_TRUE(half.status.ok());
+              ASSERT_EQ(half.keep, float32.keep) << n << " boxes, spread " << spread << ", threshold " << threshold
+                                                 << ", offset " << offset << (cats ? ", categories" : "")
+                                                 << (threaded ? ", threaded" : "");
             }
             for (int64_t budget : {shared::kNmsMaskBudgetWords, int64_t{0}}) {
               ASSERT_EQ(testing::NmsOnHost(p, half_boxes, half_scores, c, budget), float32.keep)
@@ -500,24 +513,6 @@ void CheckNmsHalfStorage() {
 TEST(NmsHalfStorage, Float16KeepsTheFloat32KernelsBoxesOnTheHalfValues) { CheckNmsHalfStorage<shared::Float16>(); }
 
 TEST(NmsHalfStorage, BFloat16KeepsTheFloat32KernelsBoxesOnTheHalfValues) { CheckNmsHalfStorage<shared::BFloat16>(); }
-
-// The [rows, 3] rows of cpu::MulticlassNms on boxes and scores of T.
-template <class T>
-std::vector<int64_t> MulticlassRows(const MulticlassNmsParams& p, const std::vector<T>& boxes,
-                                    const std::vector<T>& scores, int64_t batch, int64_t classes, int64_t n,
-                                    const TaskRunner& runner) {
-  const int64_t cap = cpu::MulticlassNmsCapacity(p, n);
-  std::vector<int32_t> kept(batch * classes * std::max<int64_t>(cap, 1));
-  std::vector<int64_t> counts(batch * classes);
-  HeapScratchAllocator heap;
-  EXPECT_TRUE(cpu::MulticlassNms(p, boxes.data(), scores.data(), batch, classes, n, kept.data(), counts.data(), heap,
-                                 runner).ok());
-  int64_t total = 0;
-  for (int64_t c : counts) total += c;
-  std::vector<int64_t> rows(3 * total);
-  cpu::WriteSelectedRows(kept.data(), counts.data(), batch, classes, cap, rows.data());
-  return rows;
-}
 
 // MulticlassNms likewise: its score filter and the filter's blocks of 16 compare the half scores'
 // floats (a threshold between two half values, one equal to a half value).

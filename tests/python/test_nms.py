@@ -30,13 +30,17 @@ def nms_model(identity="opbridge::Nms", dtype="float32", **attrs):
     return cast_around(model, dtype, {"boxes", "scores"}, set()) if dtype == "bfloat16" else model
 
 
-def half_feeds(feeds, dtype):
-    """The float feeds rounded to `dtype`: float16 arrays, or the bfloat16 values as float32 (which
-    nms_model's casts turn into bfloat16 exactly); other feeds as they are."""
-    rounded = {name: round_to(value, dtype) if value.dtype == f32 else value for name, value in feeds.items()}
-    if dtype == "float16":
-        rounded = {name: value.astype(np.float16) if value.dtype == f32 else value for name, value in rounded.items()}
-    return rounded
+def rounded_feeds(feeds, dtype):
+    """The float32 feeds rounded to `dtype`, as float32; other feeds as they are."""
+    return {name: round_to(value, dtype) if value.dtype == f32 else value for name, value in feeds.items()}
+
+
+def half_feeds(rounded, dtype):
+    """Feeds for nms_model(dtype=dtype) from rounded_feeds: float16 arrays, or the bfloat16 values as
+    float32 (which nms_model's casts turn into bfloat16 exactly)."""
+    if dtype == "bfloat16":
+        return rounded
+    return {name: value.astype(np.float16) if value.dtype == f32 else value for name, value in rounded.items()}
 
 
 def clustered(rng, count, clusters, spread=500.0):
@@ -212,8 +216,8 @@ def test_half_keeps_the_float32_ops_boxes_on_the_half_values(identity, dtype):
     attrs = {"iou_threshold": 0.5, "offset": 1 if identity.startswith("mmcv") else 0}
     if identity == "opbridge::BatchedNms":
         feeds["idxs"] = rng.integers(0, 5, len(scores)).astype(np.int64)
-    rounded = {name: round_to(value, dtype) if value.dtype == f32 else value for name, value in feeds.items()}
-    (keep,) = run(nms_model(identity, dtype, **attrs), half_feeds(feeds, dtype))
+    rounded = rounded_feeds(feeds, dtype)
+    (keep,) = run(nms_model(identity, dtype, **attrs), half_feeds(rounded, dtype))
     (exact,) = run(nms_model(identity, **attrs), rounded)
     np.testing.assert_array_equal(keep, exact)
     # The rounding mattered: the unrounded float32 values keep other boxes.
@@ -240,8 +244,8 @@ def test_multiclass_half_keeps_the_float32_ops_rows_on_the_half_values(dtype):
     scores[1, 2, ::7] = np.nan
     feeds = {"boxes": boxes, "scores": scores}
     attrs = {"iou_threshold": 0.5, "score_threshold": 0.25, "max_output_boxes_per_class": 30}
-    rounded = {name: round_to(value, dtype) for name, value in feeds.items()}
-    (selected,) = run(nms_model("opbridge::MulticlassNms", dtype, **attrs), half_feeds(feeds, dtype))
+    rounded = rounded_feeds(feeds, dtype)
+    (selected,) = run(nms_model("opbridge::MulticlassNms", dtype, **attrs), half_feeds(rounded, dtype))
     (exact,) = run(nms_model("opbridge::MulticlassNms", **attrs), rounded)
     np.testing.assert_array_equal(selected, exact)
     np.testing.assert_array_equal(selected, multiclass_reference(rounded["boxes"], rounded["scores"], 0.5, 0.25, 30))

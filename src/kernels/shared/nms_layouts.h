@@ -65,7 +65,8 @@ struct NmsBoxSource {
   OPBRIDGE_HD NmsBox BoxOf(int64_t p, int32_t position) const {
     const T* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
                    static_cast<int64_t>(position) * box_stride;
-    const float coordinates[4] = {Load(box), Load(box + 1), Load(box + 2), Load(box + 3)};
+    float coordinates[4];
+    LoadRun(box, 4, coordinates);
     return MakeNmsBox(coordinates, offset);
   }
 };
