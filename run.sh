@@ -294,8 +294,9 @@ wheels() {
 
 # ---- The library tests again: under the sanitizers, and in the oldest and newest ORT -------------
 
-# The Python tests that load the library through ORT: test_library.py and each op's
-# tests/python/test_<op>.py (named from the manifest, so a new op's tests join). The export,
+# The Python tests that load the library through ORT: test_library.py, the conformance suite, the
+# float16 conversion of every identity (ORT's own converter, which changes with its version) and each
+# op's tests/python/test_<op>.py (named from the manifest, so a new op's tests join). The export,
 # detector, demo, wheel, deploy and manifest tests exercise PyTorch's exporters and the packaging
 # more than the library; they run in the main pytest run only. test_cmake_package_builds_the_example
 # is left out too: it compiles the whole library from source (a minute), and what it adds to
@@ -310,6 +311,7 @@ library_tests() {
   "$VENV/bin/python" -c 'from opbridge import manifest
 print("tests/python/test_library.py")
 print("tests/python/test_conformance.py")
+print("tests/python/test_float16_conversion.py")
 for op in sorted(manifest.load()):
     print(f"tests/python/test_{op}.py")'
 }

@@ -10,7 +10,7 @@ verify import PyTorch when they are called (pip install "opbridge[torch]"). The 
 attributes of the package, imported on first use: opbridge.ops (the PyTorch side of every op,
 opbridge.ops.nms_rotated, ...), opbridge.detection (torchvision's detectors on a batch of images),
 opbridge.bench and opbridge.demo need PyTorch and say what to install
-without it; opbridge.check, opbridge.placement, opbridge.fuzz and opbridge.docs do not.
+without it; opbridge.check, opbridge.float16, opbridge.placement, opbridge.fuzz and opbridge.docs do not.
 """
 
 import importlib
@@ -35,7 +35,7 @@ __all__ = ["create_session", "export", "library_info", "library_path", "manifest
 # Submodules reachable as package attributes, imported on first use (PEP 562), and whether they need
 # PyTorch. (Importing one also binds it on the package, so __getattr__ runs once per name.)
 _SUBMODULES = {"ops": True, "bench": True, "demo": True, "rewrites": True, "detection": True,
-               "check": False, "placement": False, "fuzz": False, "docs": False, "cli": False}
+               "check": False, "float16": False, "placement": False, "fuzz": False, "docs": False, "cli": False}
 
 
 def __getattr__(name: str):

@@ -1,6 +1,6 @@
-"""The opbridge command line: python -m opbridge {demo,verify,ops,check,bench,triton,docs,generate,fuzz}.
+"""The opbridge command line: python -m opbridge {demo,verify,ops,check,float16,bench,triton,docs,generate,fuzz}.
 
-The deploy commands (ops, check, triton, docs) and fuzz need only onnxruntime, onnx and numpy; demo, verify and
+The deploy commands (ops, check, float16, triton, docs) and fuzz need only onnxruntime, onnx and numpy; demo, verify and
 bench need PyTorch, and say so (with how to install it) when it is missing.
 """
 
@@ -109,6 +109,33 @@ def _cmd_check(args) -> int:
     return report.exit_code
 
 
+def _cmd_float16(args) -> int:
+    import collections
+
+    import onnx
+
+    from opbridge import float16
+    from opbridge.check import EXIT_UNREADABLE
+
+    try:
+        model = onnx.load(args.model)
+    except Exception as error:  # a missing file, truncated protobuf, ...: onnx raises several types
+        print(f"opbridge float16: cannot read {args.model} as an ONNX model: {error}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    converted = float16.convert(model, keep_io_types=args.keep_io_types)
+    onnx.save(converted, args.output)
+    kept = collections.Counter()
+    for node in converted.graph.node:
+        takes = float16.takes_float16(node)
+        if takes is not None:
+            kept[(f"{node.domain}::{node.op_type}", "float16" if takes else "float32")] += 1
+    print(f"wrote {args.output}" + (" (float32 inputs and outputs)" if args.keep_io_types else ""))
+    for (identity, dtype), count in sorted(kept.items()):
+        print(f"  {identity}: {count} node{'s' if count > 1 else ''} in {dtype}"
+              + (" (the op does not take float16 yet)" if dtype == "float32" else ""))
+    return 0
+
+
 def _cmd_bench(args) -> int:
     from opbridge.bench import main as bench_main
 
@@ -184,6 +211,17 @@ def main(argv=None) -> int:
     p.add_argument("model", help="the .onnx file")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of tables")
     p.set_defaults(fn=_cmd_check)
+    p = sub.add_parser("float16", help="convert a float32 ONNX file to float16 (ONNX Runtime's converter): "
+                                       "opbridge's nodes read float16 where their op takes it",
+                       description="Converts MODEL's float32 tensors, weights and nodes to float16 with ONNX "
+                                   "Runtime's converter (onnxruntime.transformers.float16), keeping float32 the "
+                                   "standard nodes of its default block list and the opbridge nodes whose op does "
+                                   "not take float16 yet; lists the opbridge nodes and their type "
+                                   "(opbridge.float16's docstring says what and why).")
+    p.add_argument("model", help="the float32 .onnx file")
+    p.add_argument("output", help="where to write the float16 file")
+    p.add_argument("--keep-io-types", action="store_true", help="keep the graph's float32 inputs and outputs float32")
+    p.set_defaults(fn=_cmd_float16)
     p = sub.add_parser("bench", help="benchmark against ORT built-ins and PyTorch eager")
     p.add_argument("workloads", nargs="*", help="workload ids or prefixes (default: all)")
     p.add_argument("--runs", type=int, default=10, help="timed runs per engine and thread count")

@@ -99,6 +99,10 @@ def test_deploy_commands_without_torch(run_deploy, tmp_path):
     out = run_deploy(["-m", "opbridge", "check", str(roi_align_model(tmp_path / "m.onnx"))])
     assert ["opbridge", "RoiAlign", "1", "opbridge", "GPU", "graph"] in [line.split() for line in out.stdout.splitlines()]
     assert out.stdout.rstrip().endswith("(exit 0)")
+    out = run_deploy(["-m", "opbridge", "float16", str(tmp_path / "m.onnx"), str(tmp_path / "m16.onnx")])
+    assert out.stdout.splitlines() == [f"wrote {tmp_path / 'm16.onnx'}", "  opbridge::RoiAlign: 1 node in float16"]
+    out = run_deploy(["-m", "opbridge", "check", str(tmp_path / "m16.onnx")])
+    assert ["input", "input", "tensor(float16)", "[1, 1, 4, 4]"] in [line.split(None, 3) for line in out.stdout.splitlines()]
 
 
 def test_without_onnxruntime_the_package_says_which_extra_to_install(deploy_python, tmp_path):
