@@ -115,6 +115,21 @@ void BM_GroupNorm(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_GroupNorm)->Arg(64)->Arg(32)->Unit(benchmark::kMillisecond);
+// The same in float16 storage (input, scale, bias and output): what converting on read and rounding
+// on write cost.
+void BM_GroupNormFloat16(benchmark::State& state) {
+  const NormLayout layout{8, 64, 128 * 128};
+  std::vector<shared::Float16> input(8 * 64 * 128 * 128), scale(64), bias(64), out(input.size());
+  const auto values = Uniform(input.size(), -1, 1, 11), scales = Uniform(64, -1, 1, 12), biases = Uniform(64, -1, 1, 13);
+  shared::StoreRun(values.data(), static_cast<int64_t>(values.size()), input.data());
+  shared::StoreRun(scales.data(), 64, scale.data());
+  shared::StoreRun(biases.data(), 64, bias.data());
+  for (auto _ : state) {
+    cpu::GroupNorm(input.data(), layout, state.range(0), scale.data(), bias.data(), 1e-5f, out.data(), SerialTaskRunner());
+    benchmark::DoNotOptimize(out.data());
+  }
+}
+BENCHMARK(BM_GroupNormFloat16)->Arg(64)->Arg(32)->Unit(benchmark::kMillisecond);
 
 // soft_nms.dense: 5000 boxes jittered around 500 centres, uniform scores.
 void BM_SoftNmsDense(benchmark::State& state) {

@@ -15,11 +15,13 @@ onnxruntime-gpu wheel: it needs only onnxruntime, onnx and numpy), told which no
 Every other opbridge node then reads and writes float16: its float32 kernel's outputs on the half
 values, rounded once (README, "Half precision").
 
-Two more things make whole detectors convert:
+Three more things make whole files convert:
 - onnxruntime.transformers.float16 (ORT 1.21 to 1.32) gives a float16 value read by two blocked
   nodes two Casts of one name and one output (Faster R-CNN's legacy export: the image size is clipped
   against by the RPN's and the box head's Min), which ORT refuses ("two nodes with same node name").
   The duplicates are removed: they compute the same value.
+- The converter keys its rules by op type alone, whatever the domain (ORT's GroupNorm keeps its
+  scale and bias float32, for one), so the registered nodes take op types of their own while it runs.
 - ONNX's type inference knows nothing of custom nodes, and the converter casts only around values
   whose type it knows (a float32-only opbridge node's outputs, and what reads them); so the outputs of
   registered nodes are declared first, from the manifest.
@@ -54,8 +56,10 @@ def convert(model: onnx.ModelProto, keep_io_types: bool = False, node_block_list
     _name_unnamed_nodes(model.graph)
     _declare_registered_outputs(model)
     blocked = _float32_nodes(model.graph, set(ort_float16.DEFAULT_OP_BLOCK_LIST))
+    _disguise_registered_nodes(model.graph)
     converted = ort_float16.convert_float_to_float16(model, keep_io_types=keep_io_types, op_block_list=[],
                                                      node_block_list=sorted(blocked | set(node_block_list)))
+    _undisguise_registered_nodes(converted.graph)
     _remove_duplicate_casts(converted.graph)
     return converted
 
@@ -142,6 +146,27 @@ def _declare_registered_outputs(model: onnx.ModelProto) -> None:
         if not declared:
             return
         graph.value_info.extend(declared)
+
+
+# What _disguise_registered_nodes appends to an op type: no ONNX or ORT op type contains it.
+_DISGUISE = ".opbridge_float16"
+
+
+def _disguise_registered_nodes(graph: onnx.GraphProto) -> None:
+    """Gives every registered node an op type of its own for the conversion: the converter keys its
+    rules by op type alone, whatever the domain, and would apply ORT's own GroupNorm's to
+    opbridge::GroupNorm (scale and bias kept float32: its inputs' one dtype broken)."""
+    for g in _graphs(graph):
+        for node in g.node:
+            if takes_float16(node) is not None:
+                node.op_type += _DISGUISE
+
+
+def _undisguise_registered_nodes(graph: onnx.GraphProto) -> None:
+    for g in _graphs(graph):
+        for node in g.node:
+            if node.op_type.endswith(_DISGUISE):
+                node.op_type = node.op_type[: -len(_DISGUISE)]
 
 
 def _remove_duplicate_casts(graph: onnx.GraphProto) -> None:

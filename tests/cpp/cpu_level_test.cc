@@ -36,6 +36,7 @@ namespace {
 const std::map<std::string, int> kDispatchingFunctions = {
     {"GroupNorm: ChunkMoments", 4},
     {"GroupNorm: NormalizeValues", 4},
+    {"GroupNorm: LoadChunk", 4},
     {"CumMax/CumMin: LanesStep", 3},
     {"CumMax/CumMin: LanesStepValues", 3},
     {"CumMax/CumMin: EightRows", 3},
@@ -75,12 +76,16 @@ void RunEveryDispatchingKernel() {
   const SerialTaskRunner runner;
   HeapScratchAllocator heap;
 
-  // Group norm: planes of 32 values (normalized by NormalizeValues from 16 on).
+  // Group norm: planes of 32 values (normalized by NormalizeValues from 16 on), in float32 and in
+  // float16 storage (whose chunks LoadChunk converts).
   {
     const NormLayout layout{2, 4, 32};
     const auto x = Random(2 * 4 * 32, 1);
     std::vector<float> y(x.size());
-    EXPECT_OK(cpu::GroupNorm(x.data(), layout, 2, nullptr, nullptr, 1e-5f, y.data(), runner));
+    EXPECT_OK(cpu::GroupNorm<float>(x.data(), layout, 2, nullptr, nullptr, 1e-5f, y.data(), runner));
+    std::vector<shared::Float16> x16(x.size()), y16(x.size());
+    shared::StoreRun(x.data(), static_cast<int64_t>(x.size()), x16.data());
+    EXPECT_OK(cpu::GroupNorm<shared::Float16>(x16.data(), layout, 2, nullptr, nullptr, 1e-5f, y16.data(), runner));
   }
   // Scans: along a middle axis (lanes, with and without indices) and the last (eight rows at a time).
   {

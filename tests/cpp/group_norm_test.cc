@@ -9,8 +9,10 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "half_values.h"
 #include "kernels/shared/group_norm_stats.h"
 #include "task_runners.h"
 
@@ -153,7 +155,7 @@ TEST(GroupNorm, HugeValuesDoNotOverflow) {
 TEST(GroupNorm, EmptyWritesNothing) {
   for (NormLayout layout : {NormLayout{0, 4, 5}, NormLayout{2, 0, 5}, NormLayout{2, 4, 0}}) {
     float out = -7.0f;
-    ASSERT_TRUE(cpu::GroupNorm(nullptr, layout, 2, nullptr, nullptr, 1e-5f, &out, SerialTaskRunner()).ok());
+    ASSERT_TRUE(cpu::GroupNorm<float>(nullptr, layout, 2, nullptr, nullptr, 1e-5f, &out, SerialTaskRunner()).ok());
     EXPECT_EQ(out, -7.0f);
   }
 }
@@ -183,58 +185,107 @@ TEST(GroupNorm, BlockAndChunkPathsAgreeBitForBit) {
 }
 
 // The CUDA kernel's three steps (a warp's lane sums per chunk, combined; per block the statistics and
-// its channels' norms; the values), run on the host thread by thread: the CPU kernel's bits, for small
-// and multi-chunk blocks with partial chunks and rows, a large mean, no affine, non-finite values and
-// one value per group.
+// its channels' norms; the values), run on the host thread by thread: the float32 values step 3
+// computes, before the kernel stores them as T.
+template <class T>
+std::vector<float> DeviceCodeOnHost(const std::vector<T>& input, const NormLayout& layout, int64_t groups,
+                                    const T* scale, const T* bias, float epsilon) {
+  const int64_t cpg = layout.channels / groups, block_size = cpg * layout.spatial;
+  const int64_t blocks = layout.batch * groups;
+  const int64_t chunks_per_block = (block_size + shared::kNormChunk - 1) / shared::kNormChunk;
+  std::vector<shared::Moments> chunk_moments;
+  for (int64_t chunk = 0; chunk < blocks * chunks_per_block; ++chunk) {  // step 1: a warp per chunk
+    double sums[shared::kNormLanes], squares[shared::kNormLanes];
+    for (int lane = 0; lane < shared::kNormLanes; ++lane) {
+      const shared::Moments m = shared::GroupNormLaneStep(input.data(), block_size, chunks_per_block, chunk, lane);
+      sums[lane] = m.sum;
+      squares[lane] = m.sum_sq;
+    }
+    for (int stride = 1; stride < shared::kNormLanes; stride *= 2) {  // the warp's tree, a level at a time
+      for (int lane = 0; lane < shared::kNormLanes; ++lane) {
+        shared::SumLanesStep(sums, lane, stride);
+        shared::SumLanesStep(squares, lane, stride);
+      }
+    }
+    chunk_moments.push_back({sums[0], squares[0]});
+  }
+  std::vector<shared::ChannelNorm> norms(static_cast<size_t>(layout.batch * layout.channels));
+  for (int64_t b = 0; b < blocks; ++b) {  // step 2: a warp per block
+    shared::Moments total;  // its first lane's, the chunks added in order 32 at a time
+    for (int64_t k = 0; k < chunks_per_block; ++k) shared::AddChunk(chunk_moments[b * chunks_per_block + k], &total);
+    const shared::BlockStats stats = shared::GroupNormBlockStats(total, input.data(), block_size, epsilon, b);
+    for (int64_t k = 0; k < cpg; ++k) shared::GroupNormChannelStep(stats, groups, cpg, scale, bias, b, k, norms.data());
+  }
+  std::vector<float> values(input.size());
+  for (int32_t i = 0; i < static_cast<int32_t>(values.size()); ++i) {  // step 3: a thread per value
+    values[i] = shared::GroupNormValueStep<int32_t>(input.data(), static_cast<int32_t>(layout.spatial), norms.data(), i);
+  }
+  return values;
+}
+
+Problem NonfiniteProblem() {
+  Problem p = RandomProblem(2, 4, 37, 2, 9);
+  p.input[5] = std::numeric_limits<float>::infinity();
+  p.input[80] = std::numeric_limits<float>::quiet_NaN();
+  return p;
+}
+
+// The device code gives the CPU kernel's bits, for small and multi-chunk blocks with partial chunks
+// and rows, a large mean, no affine, non-finite values and one value per group.
 TEST(GroupNormDeviceCode, MatchesTheCpuKernelBitForBit) {
-  Problem nonfinite = RandomProblem(2, 4, 37, 2, 9);
-  nonfinite.input[5] = std::numeric_limits<float>::infinity();
-  nonfinite.input[80] = std::numeric_limits<float>::quiet_NaN();
   const Problem problems[] = {RandomProblem(3, 16, 50, 4, 1), RandomProblem(1, 6, 30001, 3, 2),
                               RandomProblem(2, 8, 333, 8, 3, 1e4), RandomProblem(2, 3, 17, 1, 5, 0.0, false),
-                              RandomProblem(4, 5, 1, 5, 6), RandomProblem(1, 2, 2048, 1, 7), nonfinite};
+                              RandomProblem(4, 5, 1, 5, 6), RandomProblem(1, 2, 2048, 1, 7), NonfiniteProblem()};
   for (const Problem& p : problems) {
     const float epsilon = 1e-5f;
     const auto cpu = RunGroupNorm(p, epsilon, SerialTaskRunner());
-    const int64_t cpg = p.layout.channels / p.groups, block_size = cpg * p.layout.spatial;
-    const int64_t blocks = p.layout.batch * p.groups;
-    const int64_t chunks_per_block = (block_size + shared::kNormChunk - 1) / shared::kNormChunk;
-    std::vector<shared::Moments> chunk_moments;
-    for (int64_t chunk = 0; chunk < blocks * chunks_per_block; ++chunk) {  // step 1: a warp per chunk
-      double sums[shared::kNormLanes], squares[shared::kNormLanes];
-      for (int lane = 0; lane < shared::kNormLanes; ++lane) {
-        const shared::Moments m = shared::GroupNormLaneStep(p.input.data(), block_size, chunks_per_block, chunk, lane);
-        sums[lane] = m.sum;
-        squares[lane] = m.sum_sq;
-      }
-      for (int stride = 1; stride < shared::kNormLanes; stride *= 2) {  // the warp's tree, a level at a time
-        for (int lane = 0; lane < shared::kNormLanes; ++lane) {
-          shared::SumLanesStep(sums, lane, stride);
-          shared::SumLanesStep(squares, lane, stride);
-        }
-      }
-      chunk_moments.push_back({sums[0], squares[0]});
-    }
-    const float* scale = p.scale.empty() ? nullptr : p.scale.data();
-    const float* bias = p.bias.empty() ? nullptr : p.bias.data();
-    std::vector<shared::ChannelNorm> norms(static_cast<size_t>(p.layout.batch * p.layout.channels));
-    for (int64_t b = 0; b < blocks; ++b) {  // step 2: a warp per block
-      shared::Moments total;  // its first lane's, the chunks added in order 32 at a time
-      for (int64_t k = 0; k < chunks_per_block; ++k) shared::AddChunk(chunk_moments[b * chunks_per_block + k], &total);
-      const shared::BlockStats stats = shared::GroupNormBlockStats(total, p.input.data(), block_size, epsilon, b);
-      for (int64_t k = 0; k < cpg; ++k) {
-        shared::GroupNormChannelStep(stats, p.groups, cpg, scale, bias, b, k, norms.data());
-      }
-    }
-    std::vector<float> device(cpu.size());
-    for (int32_t i = 0; i < static_cast<int32_t>(device.size()); ++i) {  // step 3: a thread per value
-      device[i] = shared::GroupNormValueStep<int32_t>(p.input.data(), static_cast<int32_t>(p.layout.spatial),
-                                                      norms.data(), i);
-    }
+    const auto device = DeviceCodeOnHost(p.input, p.layout, p.groups, p.scale.empty() ? nullptr : p.scale.data(),
+                                         p.bias.empty() ? nullptr : p.bias.data(), epsilon);
     ASSERT_EQ(0, std::memcmp(cpu.data(), device.data(), cpu.size() * sizeof(float)))
         << p.layout.batch << "x" << p.layout.channels << "x" << p.layout.spatial << " groups " << p.groups;
   }
 }
+
+// Half storage: the CPU kernel, serially and on 3 threads, and the device code give the float32
+// kernel's outputs on the half values (input, scale and bias), rounded once. Both task layouts
+// (whole blocks; few large blocks in chunks), partial chunks, one value per plane, no affine, a large
+// mean (float16's spacing is 8 at 1e4), values past float16's 65,504 (infinite there: the group is
+// NaN), subnormal values and NaN.
+template <class T>
+void ExpectHalfGroupNorm() {
+  Problem beyond = RandomProblem(2, 4, 40, 2, 11);
+  beyond.input[7] = 70000.0f;
+  Problem tiny = RandomProblem(3, 4, 60, 4, 12);
+  for (int i = 0; i < 60; ++i) tiny.input[i] *= 1e-6f;  // plane 0: float16 subnormals
+  const Problem problems[] = {RandomProblem(40, 8, 30, 4, 1),  RandomProblem(1, 6, 30001, 3, 2),
+                              RandomProblem(2, 8, 333, 8, 3, 1e4), RandomProblem(2, 3, 17, 1, 5, 0.0, false),
+                              RandomProblem(4, 5, 1, 5, 6),    beyond, tiny, NonfiniteProblem()};
+  for (const Problem& p : problems) {
+    const float epsilon = 1e-5f;
+    const std::vector<T> input = testing::StoredAs<T>(p.input), scale = testing::StoredAs<T>(p.scale),
+                         bias = testing::StoredAs<T>(p.bias);
+    Problem rounded = p;  // the half values as float32
+    rounded.input = testing::FloatsOf(input);
+    rounded.scale = testing::FloatsOf(scale);
+    rounded.bias = testing::FloatsOf(bias);
+    const std::vector<float> float32 = RunGroupNorm(rounded, epsilon, SerialTaskRunner());
+    const T* scale_data = scale.empty() ? nullptr : scale.data();
+    const T* bias_data = bias.empty() ? nullptr : bias.data();
+    std::vector<T> serial(input.size()), threaded(input.size());
+    ASSERT_TRUE(cpu::GroupNorm(input.data(), p.layout, p.groups, scale_data, bias_data, epsilon, serial.data(),
+                               SerialTaskRunner()).ok());
+    ASSERT_TRUE(cpu::GroupNorm(input.data(), p.layout, p.groups, scale_data, bias_data, epsilon, threaded.data(),
+                               testing::ThreadedTaskRunner(3)).ok());
+    const std::vector<T> device =
+        testing::StoredAs<T>(DeviceCodeOnHost(input, p.layout, p.groups, scale_data, bias_data, epsilon));
+    testing::ExpectFloat32RoundedOnce(serial, float32, {&threaded, &device},
+                                      std::to_string(p.layout.batch) + "x" + std::to_string(p.layout.channels) + "x" +
+                                          std::to_string(p.layout.spatial) + " groups " + std::to_string(p.groups));
+  }
+}
+
+TEST(GroupNormHalfStorage, Float16IsTheFloat32KernelRoundedOnce) { ExpectHalfGroupNorm<shared::Float16>(); }
+TEST(GroupNormHalfStorage, BFloat16IsTheFloat32KernelRoundedOnce) { ExpectHalfGroupNorm<shared::BFloat16>(); }
 
 }  // namespace
 }  // namespace opbridge

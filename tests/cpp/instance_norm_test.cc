@@ -86,7 +86,7 @@ TEST(InstanceNorm, ResultDoesNotDependOnThreads) {
 
 TEST(InstanceNorm, NoChannelsWritesNothing) {
   float out = -7.0f;
-  ASSERT_TRUE(cpu::InstanceNorm(nullptr, NormLayout{2, 0, 5}, nullptr, nullptr, 1e-5f, &out, SerialTaskRunner()).ok());
+  ASSERT_TRUE(cpu::InstanceNorm<float>(nullptr, NormLayout{2, 0, 5}, nullptr, nullptr, 1e-5f, &out, SerialTaskRunner()).ok());
   EXPECT_EQ(out, -7.0f);
 }
 

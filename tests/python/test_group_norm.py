@@ -18,9 +18,11 @@ from onnx import helper
 import onnxscript
 import opbridge
 from onnxscript import FLOAT
-from graphs import EXPORTERS, assert_close, one_node_model, run, run_error, session_error
+from graphs import (EXPORTERS, assert_close, cast_around, one_node_model, round_to, run, run_error, run_half,
+                    session_error)
 from opbridge import manifest
 from opbridge.export import custom_nodes
+from opbridge.tolerances import same_bits_but_nan, tolerance
 
 f32 = np.float32
 NAN, INF = float("nan"), float("inf")
@@ -102,6 +104,41 @@ def test_matches_reference(shape, groups, affine):
     expected = F.group_norm(torch.from_numpy(x), g, None if scale is None else torch.from_numpy(scale),
                             None if bias is None else torch.from_numpy(bias)).numpy()
     assert_close(out, expected, "same_precision", OP)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("identity", GROUP_NORM.identities)
+def test_half_is_the_float32_result_rounded_once(identity, dtype):
+    """float16 and bfloat16 input, scale and bias (and the tutorial's num_groups): bit for bit the
+    float32 op's output on the half values, rounded once, in both task layouts (many groups; one
+    sample's few large groups, summed in chunks on both threads); a value past float16's 65,504 is
+    infinite there and makes its group NaN. F.group_norm in float32 on the half values, rounded, is
+    within the half tolerance, and so is PyTorch's own half kernel (F.group_norm on half tensors,
+    which computes in float32 too)."""
+    rng = np.random.default_rng(7)
+    for shape, groups in [((6, 12, 5, 4), 6), ((1, 4, 60, 50), 2)]:
+        x, scale, bias = problem(rng, shape)
+        x[0, 1, 2, 3] = 7e4
+        tutorial = identity in TUTORIAL
+        names = ["input", "num_groups", "scale", "bias"] if tutorial else ["input", "scale", "bias"]
+        attrs = {} if tutorial else {"num_groups": groups}
+        model = one_node_model(identity, attrs, names, ["output"], input_types={n: dtype for n in names})
+        feeds = {"input": x, "scale": scale, "bias": bias} | ({"num_groups": np.array([groups], f32)} if tutorial else {})
+        rounded = {n: round_to(v, dtype) for n, v in feeds.items()}
+        if dtype == "bfloat16":
+            model = cast_around(model, dtype, set(names), {"output"})
+        (got,) = run_half(model, rounded, dtype)
+        (exact,) = run(one_node_model(identity, attrs, names, ["output"]), rounded)
+        assert same_bits_but_nan(round_to(exact, dtype), got)
+        assert np.isnan(got[0, 1 // (shape[1] // groups) * (shape[1] // groups)]).all() == (dtype == "float16")
+        torch_dtype = getattr(torch, dtype)
+        t = {n: torch.from_numpy(rounded[n]) for n in ("input", "scale", "bias")}
+        float32 = F.group_norm(t["input"], groups, t["scale"], t["bias"]).numpy()
+        tol = tolerance("half", dtype)
+        np.testing.assert_allclose(got, round_to(float32, dtype), rtol=tol.rtol, atol=tol.atol)
+        half = F.group_norm(*(t[n].to(torch_dtype) for n in ("input",)), groups,
+                            *(t[n].to(torch_dtype) for n in ("scale", "bias"))).float().numpy()
+        np.testing.assert_allclose(got, half, rtol=tol.rtol, atol=tol.atol)
 
 
 @pytest.mark.parametrize("identity", TUTORIAL)

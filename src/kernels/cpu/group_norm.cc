@@ -24,14 +24,22 @@
 // fits in L2, so pass 2 reads it from cache), else one task per chunk of a block in each pass.
 // Either way every output is written by exactly one task from the same sums in the same order,
 // so results are identical for any thread count.
+//
+// Half storage (float16, bfloat16 input, scale, bias and output): pass 1 converts each chunk of a
+// block to float32 as it reads it (into a kChunk-value buffer on the stack, which the float32 code
+// then sums), pass 2 converts each value in its loop and rounds each output once as it writes it:
+// the float32 kernel's outputs on the half values, rounded once. Both conversions run with the CPU
+// level's vectors (RunAtCpuLevel).
 #include "kernels/cpu/group_norm.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/cpu_level.h"
+#include "core/half_storage.h"
 #include "kernels/shared/group_norm_stats.h"
 
 namespace opbridge::cpu {
@@ -111,21 +119,34 @@ OPBRIDGE_ALWAYS_INLINE Moments ChunkMomentsBody::Run(const float* __restrict x, 
   return {SumLaneVectors(sums), SumLaneVectors(squares)};
 }
 
-// y = (x - mean) * a + b over [0, count). No fused multiply-add (-ffp-contract=off): the same
-// bits at every CPU level.
+// y = (x - mean) * a + b over [0, count), each x converted as it is read and each y rounded once as
+// it is stored (T: the storage type), in one loop the level's vectors run. No fused multiply-add
+// (-ffp-contract=off): the same bits at every CPU level.
+template <class T>
 struct NormalizeValuesBody {
   static constexpr const char* kName = "GroupNorm: NormalizeValues";
-  OPBRIDGE_ALWAYS_INLINE static void Run(const float* __restrict x, int64_t count, float mean, float a, float b,
-                                         float* __restrict y) {
-    for (int64_t i = 0; i < count; ++i) y[i] = (x[i] - mean) * a + b;
+  OPBRIDGE_ALWAYS_INLINE static void Run(const T* __restrict x, int64_t count, float mean, float a, float b,
+                                         T* __restrict y) {
+    for (int64_t i = 0; i < count; ++i) shared::Store(y + i, (shared::Load(x + i) - mean) * a + b);
   }
 };
 
+// A chunk of half values converted to float32 (shared::LoadRun) with the level's vectors.
+template <class T>
+struct LoadChunkBody {
+  static constexpr const char* kName = "GroupNorm: LoadChunk";
+  OPBRIDGE_ALWAYS_INLINE static void Run(const T* __restrict x, int64_t count, float* __restrict values) {
+    shared::LoadRun(x, count, values);
+  }
+};
+
+template <class T>
 struct Problem {
-  const float* input;
-  float* output;
-  const float* scale;  // nullptr: 1
-  const float* bias;   // nullptr: 0
+  static constexpr bool kFloat = std::is_same_v<T, float>;
+  const T* input;
+  T* output;
+  const T* scale;  // nullptr: 1
+  const T* bias;   // nullptr: 0
   float epsilon;
   int64_t groups;
   int64_t channels_per_group;
@@ -133,12 +154,19 @@ struct Problem {
   int64_t block_size;  // channels_per_group * spatial
   int64_t chunks;      // statistics chunks per block
 
-  double Shift(int64_t block) const { return static_cast<double>(input[block * block_size]); }
+  double Shift(int64_t block) const { return static_cast<double>(shared::Load(input + block * block_size)); }
 
   Moments ChunkOf(int64_t block, int64_t chunk) const {
     const int64_t begin = chunk * kChunk;
-    return RunAtCpuLevel<4, ChunkMomentsBody>(input + block * block_size + begin,
-                                              std::min(kChunk, block_size - begin), Shift(block));
+    const int64_t count = std::min(kChunk, block_size - begin);
+    const T* x = input + block * block_size + begin;
+    if constexpr (kFloat) {
+      return RunAtCpuLevel<4, ChunkMomentsBody>(x, count, Shift(block));
+    } else {
+      float values[kChunk];
+      RunAtCpuLevel<4, LoadChunkBody<T>>(x, count, values);
+      return RunAtCpuLevel<4, ChunkMomentsBody>(values, count, Shift(block));
+    }
   }
 
   // The statistics of `block` from the moments of its chunks, added in chunk order whichever
@@ -154,8 +182,8 @@ struct Problem {
 
   // Normalizes values [begin, end) of `block`, channel by channel.
   void Normalize(int64_t block, const BlockStats& s, int64_t begin, int64_t end) const {
-    const float* x = input + block * block_size;
-    float* y = output + block * block_size;
+    const T* x = input + block * block_size;
+    T* y = output + block * block_size;
     const int64_t first_channel = (block % groups) * channels_per_group;
     for (int64_t i = begin; i < end;) {
       const int64_t k = i / spatial;
@@ -163,9 +191,9 @@ struct Problem {
       const int64_t c = first_channel + k;
       const shared::ChannelNorm norm = shared::ChannelNormOf(s, scale, bias, c);
       if (stop - i < 16) {  // short planes (spatial size 1, say): not worth the dispatch
-        for (int64_t j = i; j < stop; ++j) y[j] = shared::NormalizeValue(x[j], norm);
+        for (int64_t j = i; j < stop; ++j) shared::Store(y + j, shared::NormalizeValue(shared::Load(x + j), norm));
       } else {
-        RunAtCpuLevel<4, NormalizeValuesBody>(x + i, stop - i, norm.mean, norm.a, norm.b, y + i);
+        RunAtCpuLevel<4, NormalizeValuesBody<T>>(x + i, stop - i, norm.mean, norm.a, norm.b, y + i);
       }
       i = stop;
     }
@@ -174,10 +202,11 @@ struct Problem {
 
 }  // namespace
 
-Status GroupNorm(const float* input, const NormLayout& layout, int64_t num_groups, const float* scale,
-                 const float* bias, float epsilon, float* output, const TaskRunner& runner) {
+template <class T>
+Status GroupNorm(const T* input, const NormLayout& layout, int64_t num_groups, const T* scale, const T* bias,
+                 float epsilon, T* output, const TaskRunner& runner) {
   if (layout.batch == 0 || layout.channels == 0 || layout.spatial == 0) return Status::Ok();  // no values
-  Problem p;
+  Problem<T> p;
   p.input = input;
   p.output = output;
   p.scale = scale;
@@ -226,5 +255,13 @@ Status GroupNorm(const float* input, const NormLayout& layout, int64_t num_group
     }
   });
 }
+
+#define OPBRIDGE_GROUP_NORM(T)                                                                     \
+  template Status GroupNorm<T>(const T*, const NormLayout&, int64_t, const T*, const T*, float, T*, \
+                               const TaskRunner&);
+OPBRIDGE_GROUP_NORM(float)
+OPBRIDGE_GROUP_NORM(shared::Float16)
+OPBRIDGE_GROUP_NORM(shared::BFloat16)
+#undef OPBRIDGE_GROUP_NORM
 
 }  // namespace opbridge::cpu

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/half_storage.h"
 #include "core/host_device.h"
 
 namespace opbridge::shared {
@@ -28,11 +29,13 @@ struct Moments {
 };
 
 // Lane `lane`'s sums over x[0, count) of a chunk (count <= kNormChunk): elements lane, lane +
-// kNormLanes, ... in order.
-OPBRIDGE_HD inline Moments LaneMoments(const float* x, int64_t count, double shift, int lane) {
+// kNormLanes, ... in order. T: the storage type (float, Float16 or BFloat16), read as the floats it
+// holds, here and below.
+template <class T>
+OPBRIDGE_HD inline Moments LaneMoments(const T* x, int64_t count, double shift, int lane) {
   Moments m;
   for (int64_t i = lane; i < count; i += kNormLanes) {
-    const double d = static_cast<double>(x[i]) - shift;
+    const double d = static_cast<double>(Load(x + i)) - shift;
     m.sum += d;
     m.sum_sq += d * d;
   }
@@ -98,10 +101,11 @@ OPBRIDGE_HD inline BlockStats BlockStatsOf(const Moments* chunk_moments, int64_t
 struct ChannelNorm {
   float mean, a, b;
 };
-OPBRIDGE_HD inline ChannelNorm ChannelNormOf(const BlockStats& s, const float* scale, const float* bias, int64_t c) {
-  const double a = (scale ? static_cast<double>(scale[c]) : 1.0) * s.inv_std;
+template <class T>
+OPBRIDGE_HD inline ChannelNorm ChannelNormOf(const BlockStats& s, const T* scale, const T* bias, int64_t c) {
+  const double a = (scale ? static_cast<double>(Load(scale + c)) : 1.0) * s.inv_std;
   const float a32 = static_cast<float>(a);
-  const float b32 = static_cast<float>((bias ? static_cast<double>(bias[c]) : 0.0) - s.residual * static_cast<double>(a32));
+  const float b32 = static_cast<float>((bias ? static_cast<double>(Load(bias + c)) : 0.0) - s.residual * static_cast<double>(a32));
   return {s.mean, a32, b32};
 }
 
@@ -112,34 +116,38 @@ OPBRIDGE_HD inline float NormalizeValue(float x, const ChannelNorm& n) { return 
 // each `chunks` chunks long; chunk k of the whole input is chunk k % chunks of block k / chunks.
 
 // Step 1, lane `lane` of chunk `chunk`: its sums, shifted by its block's first value.
-OPBRIDGE_HD inline Moments GroupNormLaneStep(const float* input, int64_t block_size, int64_t chunks, int64_t chunk,
+template <class T>
+OPBRIDGE_HD inline Moments GroupNormLaneStep(const T* input, int64_t block_size, int64_t chunks, int64_t chunk,
                                              int lane) {
   const int64_t block = chunk / chunks, begin = (chunk % chunks) * kNormChunk;
-  const float* x = input + block * block_size;
-  return LaneMoments(x + begin, Min(kNormChunk, block_size - begin), static_cast<double>(x[0]), lane);
+  const T* x = input + block * block_size;
+  return LaneMoments(x + begin, Min(kNormChunk, block_size - begin), static_cast<double>(Load(x)), lane);
 }
 
 // Step 2, block `block` (sample * groups + g), by a warp in the CUDA kernel: the warp's lanes read its
 // chunks' moments (step 1's lanes combined, chunk_moments[block * chunks ...]) 32 at a time and its
 // first lane adds them in chunk order (AddChunk); then GroupNormBlockStats; then lane k writes the
 // ChannelNorm of the group's channels k, k + 32, ... (GroupNormChannelStep).
-OPBRIDGE_HD inline BlockStats GroupNormBlockStats(const Moments& total, const float* input, int64_t block_size,
+template <class T>
+OPBRIDGE_HD inline BlockStats GroupNormBlockStats(const Moments& total, const T* input, int64_t block_size,
                                                   float epsilon, int64_t block) {
-  return StatsOf(total, block_size, static_cast<double>(input[block * block_size]), epsilon);
+  return StatsOf(total, block_size, static_cast<double>(Load(input + block * block_size)), epsilon);
 }
 
 // Channel k of block `block`: its ChannelNorm to norms[sample * C + c]. Blocks are numbered
 // sample-major, so that is block * channels_per_group + k, c = g * channels_per_group + k.
+template <class T>
 OPBRIDGE_HD inline void GroupNormChannelStep(const BlockStats& s, int64_t groups, int64_t channels_per_group,
-                                             const float* scale, const float* bias, int64_t block, int64_t k,
+                                             const T* scale, const T* bias, int64_t block, int64_t k,
                                              ChannelNorm* norms) {
   norms[block * channels_per_group + k] = ChannelNormOf(s, scale, bias, (block % groups) * channels_per_group + k);
 }
 
-// Step 3, thread `index` of the output [N, C, spatial]: its value from its (sample, channel)'s norm.
-template <class Index>
-OPBRIDGE_HD inline float GroupNormValueStep(const float* input, Index spatial, const ChannelNorm* norms, Index index) {
-  return NormalizeValue(input[index], norms[index / spatial]);
+// Step 3, thread `index` of the output [N, C, spatial]: its value from its (sample, channel)'s norm,
+// in float32 (for the caller to store, rounding it once to the storage type).
+template <class Index, class T>
+OPBRIDGE_HD inline float GroupNormValueStep(const T* input, Index spatial, const ChannelNorm* norms, Index index) {
+  return NormalizeValue(Load(input + index), norms[index / spatial]);
 }
 
 }  // namespace opbridge::shared

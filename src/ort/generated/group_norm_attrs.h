@@ -26,12 +26,15 @@ struct GroupNormAttrs {
 
 inline const OpSchema& GroupNormAttrs::Schema() {
   static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, true, false},
-       {"bias", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, true, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, true, false},
+       {"bias", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, true, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"num_groups", AttrKind::kInt, true, 0, 0.0f, "", {}, {}},
-       {"epsilon", AttrKind::kFloat, false, 0, 1e-05f, "", {}, {}}}};
+       {"epsilon", AttrKind::kFloat, false, 0, 1e-05f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 
@@ -61,12 +64,15 @@ struct TutorialGroupNormAttrs {
 
 inline const OpSchema& TutorialGroupNormAttrs::Schema() {
   static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"num_groups", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"bias", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"epsilon", AttrKind::kFloat, false, 0, 1e-05f, "", {}, {}}}};
+      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"num_groups", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"bias", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"epsilon", AttrKind::kFloat, false, 0, 1e-05f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -26,11 +26,14 @@ struct InstanceNormAttrs {
 
 inline const OpSchema& InstanceNormAttrs::Schema() {
   static const OpSchema schema{
-      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"B", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"epsilon", AttrKind::kFloat, false, 0, 1e-05f, "", {}, {}}}};
+      {{"input", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scale", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"B", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"epsilon", AttrKind::kFloat, false, 0, 1e-05f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -9,18 +9,27 @@
 namespace opbridge::ort {
 namespace {
 
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-
 // Normalizes `input` in num_groups groups into output 0; absent scale and bias are 1 and 0.
 Status RunGroupNorm(const OrtApi& api, OrtKernelContext* ctx, const InputTensor& input, int64_t num_groups,
                     const InputTensor& scale, const InputTensor& bias, float epsilon) {
-  float* output = nullptr;
+  void* output = nullptr;
   bool has_values = false;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input, &output, &has_values));
   if (!has_values) return Status::Ok();
-  return cpu::GroupNorm(input.Data<float>(), NormLayoutOf(input.shape), num_groups,
-                        scale.present ? scale.Data<float>() : nullptr, bias.present ? bias.Data<float>() : nullptr,
-                        epsilon, output, OrtTaskRunner(api, ctx));
+  return ForFloatStorage(input.type, [&](auto type) {
+    using T = decltype(type);
+    return cpu::GroupNorm(input.Data<T>(), NormLayoutOf(input.shape), num_groups,
+                          scale.present ? scale.Data<T>() : nullptr, bias.present ? bias.Data<T>() : nullptr, epsilon,
+                          static_cast<T*>(output), OrtTaskRunner(api, ctx));
+  });
+}
+
+// The tutorial's num_groups, a value of the input's dtype, as a float.
+Status NumGroupsValue(const InputTensor& groups, float* value) {
+  return ForFloatStorage(groups.type, [&](auto type) {
+    *value = shared::Load(groups.Data<decltype(type)>());
+    return Status::Ok();
+  });
 }
 
 }  // namespace
@@ -28,18 +37,18 @@ Status RunGroupNorm(const OrtApi& api, OrtKernelContext* ctx, const InputTensor&
 Status InferShapeOfInput(const ShapeInference& infer) {
   InferredShape input;
   OPBRIDGE_RETURN_IF_ERROR(infer.Input(0, &input));
-  if (input.dims.empty()) return Status::Ok();  // unknown rank (or a scalar, refused at run time)
-  return infer.SetOutput(0, kFloat, input);
+  // Unknown rank (or a scalar, refused at run time), or an unknown dtype (ORT sets it from the inputs).
+  if (input.dims.empty() || input.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+  return infer.SetOutput(0, input.type, input);
 }
 
-Status AllocateNormOutput(const OrtApi& api, OrtKernelContext* ctx, const Shape& shape, float** output,
+Status AllocateNormOutput(const OrtApi& api, OrtKernelContext* ctx, const InputTensor& input, void** output,
                           bool* has_values) {
-  void* data = nullptr;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, shape, &data));
-  *output = static_cast<float*>(data);
-  *has_values = std::find(shape.begin(), shape.end(), 0) == shape.end();
+  OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, input.shape, output, input.type));
+  *has_values = std::find(input.shape.begin(), input.shape.end(), 0) == input.shape.end();
   return Status::Ok();
 }
+
 
 Status GroupNormOp::Create(const Attrs& attrs, std::unique_ptr<GroupNormOp>* op) {
   GroupNormParams p;
@@ -81,7 +90,9 @@ Status TutorialGroupNormOp::Inputs(const OrtApi& api, OrtKernelContext* ctx, Inp
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 2, scale));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, bias));
   OPBRIDGE_RETURN_IF_ERROR(CheckNumGroupsTensorShape(groups.shape));
-  OPBRIDGE_RETURN_IF_ERROR(NumGroupsFromValue(groups.Data<float>()[0], num_groups));
+  float groups_value = 0.0f;
+  OPBRIDGE_RETURN_IF_ERROR(NumGroupsValue(groups, &groups_value));
+  OPBRIDGE_RETURN_IF_ERROR(NumGroupsFromValue(groups_value, num_groups));
   return CheckGroupNormShapes(input->shape, *num_groups, &scale->shape, &bias->shape);
 }
 

@@ -42,13 +42,13 @@ class TutorialGroupNormOp {
   float epsilon_;
 };
 
-// Declares output 0 as a float32 tensor of input 0's shape (the normalization ops), when
-// input 0's rank is known.
+// Declares output 0 as a tensor of input 0's dtype and shape (the normalization ops), when input 0's
+// rank and dtype are known.
 Status InferShapeOfInput(const ShapeInference& infer);
 
-// Allocates output 0 with the input's shape (checked); *has_values is false when a dim is 0 (the
-// product of the other dims may not even fit in int64 then).
-Status AllocateNormOutput(const OrtApi& api, OrtKernelContext* ctx, const Shape& shape, float** output,
+// Allocates output 0 with the input's shape (checked) and dtype; *has_values is false when a dim is 0
+// (the product of the other dims may not even fit in int64 then).
+Status AllocateNormOutput(const OrtApi& api, OrtKernelContext* ctx, const InputTensor& input, void** output,
                           bool* has_values);
 
 // The CUDA twins' common run (group_norm_cuda.cc): normalizes `input` (device memory, shapes

@@ -9,15 +9,18 @@ namespace opbridge::ort {
 
 Status RunGroupNormCuda(const OrtApi& api, OrtKernelContext* ctx, const InputTensor& input, int64_t num_groups,
                         const InputTensor& scale, const InputTensor& bias, float epsilon) {
-  float* output = nullptr;
+  void* output = nullptr;
   bool has_values = false;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input, &output, &has_values));
   if (!has_values) return Status::Ok();
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::GroupNorm(input.Data<float>(), NormLayoutOf(input.shape), num_groups,
-                         scale.present ? scale.Data<float>() : nullptr, bias.present ? bias.Data<float>() : nullptr,
-                         epsilon, output, cuda.scratch(), cuda.stream());
+  return ForFloatStorage(input.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::GroupNorm(input.Data<T>(), NormLayoutOf(input.shape), num_groups,
+                           scale.present ? scale.Data<T>() : nullptr, bias.present ? bias.Data<T>() : nullptr, epsilon,
+                           static_cast<T*>(output), cuda.scratch(), cuda.stream());
+  });
 }
 
 Status GroupNormOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {

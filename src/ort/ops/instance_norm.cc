@@ -26,12 +26,15 @@ Status InstanceNormOp::Inputs(const OrtApi& api, OrtKernelContext* ctx, InputTen
 Status InstanceNormOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor input, scale, bias;
   OPBRIDGE_RETURN_IF_ERROR(Inputs(api, ctx, &input, &scale, &bias));
-  float* output = nullptr;
+  void* output = nullptr;
   bool has_values = false;
-  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input.shape, &output, &has_values));
+  OPBRIDGE_RETURN_IF_ERROR(AllocateNormOutput(api, ctx, input, &output, &has_values));
   if (!has_values) return Status::Ok();
-  return cpu::InstanceNorm(input.Data<float>(), NormLayoutOf(input.shape), scale.Data<float>(), bias.Data<float>(),
-                           params_.epsilon, output, OrtTaskRunner(api, ctx));
+  return ForFloatStorage(input.type, [&](auto type) {
+    using T = decltype(type);
+    return cpu::InstanceNorm(input.Data<T>(), NormLayoutOf(input.shape), scale.Data<T>(), bias.Data<T>(),
+                             params_.epsilon, static_cast<T*>(output), OrtTaskRunner(api, ctx));
+  });
 }
 
 Status InstanceNormOp::InferShape(const ShapeInference& infer) { return InferShapeOfInput(infer); }
