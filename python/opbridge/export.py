@@ -91,8 +91,10 @@ def export(
     inputs = ExportInputs(model, tuple(args), dynamic_axes)
     # With compat, the ops the peers export with standard ONNX ops are written that way.
     peers_standard = tuple(m.kernel for m in EXPORT_MAPPINGS if m.peers_export_standard) if compat else ()
-    _prepare(model, inputs.args)
     with _patched_functions():
+        # Under the export's patches: a half model's eager call then runs opbridge's ops, which take half
+        # tensors on the CPU (torchvision's nms kernel refuses them).
+        _prepare(model, inputs.args)
         if exporter == "dynamo":
             proto = _export_dynamo(model, inputs, output_names, standard_ops, peers_standard)
         else:

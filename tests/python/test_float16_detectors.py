@@ -124,3 +124,22 @@ def test_converted_mmdeploy_file(keep_io_types):
     by_type = {n.op_type: opbridge.float16.takes_float16(n) for n in opbridge_nodes(converted)}
     assert by_type == {"grid_sampler": True, "TRTBatchedNMS": False}
     assert values["dets"].dtype == dtype and values["labels"].dtype == np.int32
+
+
+@pytest.mark.parametrize("exporter", ["legacy", "dynamo"])
+def test_half_detector_exports_with_our_nodes_in_half(exporter):
+    """A half model (model.half(), here torchvision's Faster R-CNN with the MobileNetV3 320 backbone)
+    exports with either exporter, although torchvision's CPU nms refuses half tensors (the export
+    runs the model eagerly, and opbridge's batched_nms computes in float32 on the half values, as the
+    node does): its input and float outputs are float16, and op by op each opbridge node reads
+    float16 and gives the float32 op's outputs on its inputs, rounded once."""
+    family = FAMILIES["fasterrcnn_mobilenet_320"]
+    img = image(family.detect).half()
+    model = opbridge.export(build(family).half(), ([img],), exporter=exporter)
+    (graph_input,) = model.graph.input
+    assert graph_input.type.tensor_type.elem_type == onnx.TensorProto.FLOAT16
+    nodes = opbridge_nodes(model)
+    assert sorted({n.op_type for n in nodes}) == ["BatchedNms", "MultiScaleRoiAlign"]
+    values = check_op_by_op(model, {graph_input.name: img.numpy()})
+    float_outputs = [o.name for o in model.graph.output if values[o.name].dtype.kind == "f"]
+    assert float_outputs and all(values[name].dtype == np.float16 for name in float_outputs)

@@ -106,6 +106,13 @@ def test_half_is_the_float32_result_rounded_once(dtype, levels):
     expected, _ = torchvision_pooler(levels, (7, 7), 2, half_features, torch.from_numpy(rounded["rois"]))
     tol = tolerance("half", dtype)
     np.testing.assert_allclose(got, round_to(expected.numpy(), dtype), rtol=tol.rtol, atol=tol.atol)
+    # The PyTorch op on the half tensors (what a half model's export runs eagerly): torchvision's pooler in
+    # float32 on their values, rounded once.
+    half = getattr(torch, dtype)
+    eager = opbridge.ops.multi_scale_roi_align([f.to(half) for f in half_features],
+                                               torch.from_numpy(rounded["rois"]).to(half), (7, 7), 2, scales)
+    assert eager.dtype == half
+    np.testing.assert_array_equal(eager.float().numpy(), expected.to(half).float().numpy())
 
 
 def test_nan_box_gives_a_zero_row_like_torchvision():

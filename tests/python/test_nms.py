@@ -231,6 +231,12 @@ def test_half_keeps_the_float32_ops_boxes_on_the_half_values(identity, dtype):
     elif identity == "opbridge::BatchedNms":
         np.testing.assert_array_equal(keep, per_category_reference(rounded["boxes"], rounded["scores"], feeds["idxs"],
                                                                    0.5))
+        # The PyTorch op (what a half model's export runs eagerly) takes the half tensors too, and keeps
+        # the same boxes.
+        eager = opbridge.ops.batched_nms(torch.from_numpy(rounded["boxes"]).to(HALF[dtype]),
+                                         torch.from_numpy(rounded["scores"]).to(HALF[dtype]),
+                                         torch.from_numpy(feeds["idxs"]), 0.5)
+        np.testing.assert_array_equal(keep, eager.numpy())
 
 
 @pytest.mark.parametrize("dtype", list(HALF))
@@ -249,6 +255,9 @@ def test_multiclass_half_keeps_the_float32_ops_rows_on_the_half_values(dtype):
     (exact,) = run(nms_model("opbridge::MulticlassNms", **attrs), rounded)
     np.testing.assert_array_equal(selected, exact)
     np.testing.assert_array_equal(selected, multiclass_reference(rounded["boxes"], rounded["scores"], 0.5, 0.25, 30))
+    eager = opbridge.ops.multiclass_nms(torch.from_numpy(rounded["boxes"]).to(HALF[dtype]),
+                                        torch.from_numpy(rounded["scores"]).to(HALF[dtype]), 0.5, 0.25, 30)
+    np.testing.assert_array_equal(selected, eager.numpy())
 
 
 def test_mmcv_graph_as_mmcv_writes_it():

@@ -66,6 +66,13 @@ def test_half_is_the_float32_result_rounded_once(dtype):
                                               image, 1).numpy()
     tol = tolerance("half", dtype)
     np.testing.assert_allclose(got, round_to(expected, dtype), rtol=tol.rtol, atol=tol.atol)
+    # The PyTorch op on the half tensors (what a half model's export runs eagerly): torchvision's function
+    # in float32 on their values, rounded once.
+    half = getattr(torch, dtype)
+    eager = opbridge.ops.paste_masks(torch.from_numpy(rounded["masks"]).to(half), torch.from_numpy(rounded["boxes"]).to(half),
+                                     image, 1)
+    assert eager.dtype == half
+    np.testing.assert_array_equal(eager.float().numpy(), round_to(expected, dtype))
 
 
 def run_half_with_size(model, feeds, size, dtype):

@@ -13,8 +13,19 @@ import dataclasses
 from typing import Callable
 
 import onnxscript
+import torch
 
 DOMAIN = "opbridge"
+# The half dtypes whose values the ops' eager implementations compute on in float32, as the kernels
+# do (and as PyTorch's autocast runs torchvision's ops), rounding each result once.
+HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def float32_of_half(*tensors):
+    """`tensors` with the half ones as float32 (exact), and the dtype to round the results to (None
+    where no input is half)."""
+    half = next((t.dtype for t in tensors if t.dtype in HALF_DTYPES), None)
+    return tuple(t.float() if t.dtype in HALF_DTYPES else t for t in tensors), half
 OPSET_VERSION = 1
 OPBRIDGE = onnxscript.values.Opset(DOMAIN, OPSET_VERSION)
 WRAPPERS = onnxscript.values.Opset("opbridge.export", 1)

@@ -17,7 +17,7 @@ import torchvision
 from torch import Tensor
 from torchvision.ops import poolers
 
-from opbridge.ops._onnx import ExportMapping, FunctionPatch
+from opbridge.ops._onnx import ExportMapping, FunctionPatch, float32_of_half
 from opbridge.ops._one_node import OneNode, pooled_output
 
 MAX_LEVELS = 5  # feature maps one exported node takes (torchvision's FPNs use up to 4, mmdet's 5)
@@ -69,8 +69,12 @@ def _multi_scale_roi_align_op(
         raise ValueError(f"multi_scale_roi_align: {len(features)} feature maps but {len(spatial_scales)} scales")
     if rois.dim() != 2 or rois.shape[1] != 5:
         raise ValueError(f"multi_scale_roi_align: rois must have shape [R, 5], got {list(rois.shape)}")
-    return multi_scale_roi_align_eager(features, rois, output_height, output_width, sampling_ratio, spatial_scales,
-                                       canonical_scale, canonical_level, aligned)
+    # Half maps and RoIs: in float32 on their values, rounded once, as opbridge::MultiScaleRoiAlign
+    # computes (torchvision's roi_align on half CPU tensors computes in half).
+    (rois, *features), half = float32_of_half(rois, *features)
+    pooled = multi_scale_roi_align_eager(features, rois, output_height, output_width, sampling_ratio, spatial_scales,
+                                         canonical_scale, canonical_level, aligned)
+    return pooled if half is None else pooled.to(half)
 
 
 @_multi_scale_roi_align_op.register_fake

@@ -22,7 +22,7 @@ from torch import Tensor
 
 import onnxscript
 
-from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, FunctionPatch, symbolic_helper
+from opbridge.ops._onnx import OPBRIDGE, WRAPPERS, ExportMapping, FunctionPatch, float32_of_half, symbolic_helper
 
 
 def batched_nms(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float) -> Tensor:
@@ -65,6 +65,9 @@ def _check_batched(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: f
 @torch.library.custom_op("opbridge::batched_nms", mutates_args=())
 def _batched_nms_op(boxes: Tensor, scores: Tensor, idxs: Tensor, iou_threshold: float) -> Tensor:
     _check_batched(boxes, scores, idxs, iou_threshold)
+    # Half boxes and scores: torchvision's nms in float32 on their values (what opbridge::BatchedNms
+    # computes, and what autocast runs; torchvision's CPU kernel refuses half tensors).
+    (boxes, scores), _ = float32_of_half(boxes, scores)
     return batched_nms_eager(boxes, scores, idxs, iou_threshold)
 
 
@@ -99,6 +102,7 @@ def _multiclass_nms_op(boxes: Tensor, scores: Tensor, iou_threshold: float, scor
         raise ValueError("multiclass_nms: score_threshold must not be NaN")
     if max_output_boxes_per_class < -1:
         raise ValueError(f"multiclass_nms: max_output_boxes_per_class must be -1 or >= 0, got {max_output_boxes_per_class}")
+    (boxes, scores), _ = float32_of_half(boxes, scores)  # as in batched_nms
     rows = []
     for b in range(boxes.shape[0]):
         for c in range(scores.shape[1]):

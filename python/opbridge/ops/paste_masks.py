@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 from torchvision.models.detection import roi_heads
 
-from opbridge.ops._onnx import ExportMapping, FunctionPatch
+from opbridge.ops._onnx import ExportMapping, FunctionPatch, float32_of_half
 from opbridge.ops._one_node import OneNode
 
 # torchvision's function, kept before opbridge.export patches the module during an export.
@@ -41,7 +41,11 @@ def _paste_masks_op(masks: Tensor, boxes: Tensor, image_size: Tensor, padding: i
     if image_size.shape != (2,):
         raise ValueError(f"paste_masks: image_size must have shape [2], got {list(image_size.shape)}")
     height, width = (int(v) for v in image_size.tolist())
-    return _TORCHVISION_PASTE_MASKS(masks, boxes, (height, width), padding)
+    # Half masks and boxes: torchvision's function in float32 on their values, rounded once, as
+    # opbridge::PasteMasks computes.
+    (masks, boxes), half = float32_of_half(masks, boxes)
+    pasted = _TORCHVISION_PASTE_MASKS(masks, boxes, (height, width), padding)
+    return pasted if half is None else pasted.to(half)
 
 
 @_paste_masks_op.register_fake
