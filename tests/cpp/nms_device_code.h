@@ -272,12 +272,13 @@ std::vector<int64_t> NmsOnHost(const NmsParams& params, const std::vector<T>& bo
                           shared::TorchvisionRule{offset, params.iou_threshold}, scores, categories, budget_words);
 }
 
-// cuda::NmsRotated: the kept indices.
-inline std::vector<int64_t> NmsRotatedOnHost(const NmsRotatedParams& params, const std::vector<float>& boxes,
-                                             const std::vector<float>& scores, const int64_t* categories,
-                                             int64_t budget_words = shared::kNmsMaskBudgetWords) {
+// cuda::NmsRotated: the kept indices (T: float or half storage).
+template <class T>
+std::vector<int64_t> NmsRotatedOnHost(const NmsRotatedParams& params, const std::vector<T>& boxes,
+                                      const std::vector<T>& scores, const int64_t* categories,
+                                      int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const shared::RotatedNmsConvention& mmcv = shared::kMmcvNmsRotated;
-  return BoxListNmsOnHost(shared::RotatedBoxSource{boxes.data(), 1, 0, 0, 5, params.clockwise, mmcv.min_area},
+  return BoxListNmsOnHost(shared::RotatedBoxSource<T>{boxes.data(), 1, 0, 0, 5, params.clockwise, mmcv.min_area},
                           shared::RotatedNmsRule{params.iou_threshold, mmcv.inclusive}, scores, categories,
                           budget_words);
 }
@@ -312,17 +313,17 @@ std::vector<int64_t> MulticlassNmsOnHost(const MulticlassNmsParams& params, cons
                                budget_words);
 }
 
-// cuda::MulticlassNmsRotated: the [rows, 3] rows, flattened.
-inline std::vector<int64_t> MulticlassNmsRotatedOnHost(const MulticlassNmsRotatedParams& params,
-                                                       const std::vector<float>& boxes, const std::vector<float>& scores,
-                                                       int64_t batch, int64_t classes, int64_t n,
-                                                       int64_t budget_words = shared::kNmsMaskBudgetWords) {
+// cuda::MulticlassNmsRotated: the [rows, 3] rows, flattened (T: float or half storage).
+template <class T>
+std::vector<int64_t> MulticlassNmsRotatedOnHost(const MulticlassNmsRotatedParams& params, const std::vector<T>& boxes,
+                                                const std::vector<T>& scores, int64_t batch, int64_t classes,
+                                                int64_t n, int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const shared::RotatedNmsConvention& mmdeploy = shared::kMmdeployNmsRotated;
   MulticlassNmsParams p;
   p.iou_threshold = params.iou_threshold;
   p.score_threshold = params.score_threshold;
   p.max_output_boxes_per_class = -1;
-  return MulticlassNmsOfOnHost(p, shared::RotatedBoxSource{boxes.data(), classes, n * 5, 0, 5, true, mmdeploy.min_area},
+  return MulticlassNmsOfOnHost(p, shared::RotatedBoxSource<T>{boxes.data(), classes, n * 5, 0, 5, true, mmdeploy.min_area},
                                shared::RotatedNmsRule{params.iou_threshold, mmdeploy.inclusive}, scores, batch, classes,
                                n, budget_words);
 }
@@ -349,7 +350,7 @@ inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const s
   HostSuppression a = SegmentCandidatesOnHost(layout, problems, top_k, capacity, budget_words, false);
   if (params.rotated) {
     const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
-    const shared::RotatedBoxSource source{boxes.data(), classes, num_boxes * loc_classes * 5,
+    const shared::RotatedBoxSource<float> source{boxes.data(), classes, num_boxes * loc_classes * 5,
                                           loc_classes == 1 ? 0 : 5, loc_classes * 5, true, plugin.min_area};
     SuppressOnHost(&a, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, merged, budget_words);
   } else {

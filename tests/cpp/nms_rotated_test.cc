@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "half_values.h"
 #include "kernels/shared/box_iou_rotated.h"
 #include "nms_device_code.h"
 #include "task_runners.h"
@@ -379,6 +380,84 @@ TEST(MulticlassNmsRotatedDeviceCode, KeepsTheCpuKernelsRows) {
       }
     }
   }
+}
+
+
+// Half storage: the CPU kernels, serially and on 3 threads, and the device code keep exactly the
+// float32 kernels' boxes (rows) on the half values, in their order, on a scene where rounding
+// matters: scores packed near 0.5 (rounding ties most of them), centres past float16's 65,504 for
+// some boxes (infinite there: inactive), the scene's degenerate and non-finite boxes; both rules,
+// with and without categories, every budget path.
+template <class T>
+void ExpectHalfRotatedNms() {
+  std::mt19937 rng(33);
+  const int64_t n = 700;
+  std::vector<float> boxes, scores;
+  RotatedScene(&rng, n, &boxes, &scores);
+  for (int64_t k = 0; k < n; ++k) {
+    if (!std::isnan(scores[k])) scores[k] = 0.5f + scores[k] * 1e-3f;
+    if (k % 97 == 5) boxes[5 * k] *= 1000.0f;
+  }
+  const std::vector<T> stored_boxes = testing::StoredAs<T>(boxes), stored_scores = testing::StoredAs<T>(scores);
+  const std::vector<float> half_boxes = testing::FloatsOf(stored_boxes), half_scores = testing::FloatsOf(stored_scores);
+  std::vector<int64_t> categories(n);
+  for (int64_t k = 0; k < n; ++k) categories[k] = (k * 5) % 3;
+  bool rounding_mattered = false;
+  for (float threshold : {0.1f, 0.5f}) {
+    for (const std::vector<int64_t>* cats : {static_cast<const std::vector<int64_t>*>(nullptr),
+                                             static_cast<const std::vector<int64_t>*>(&categories)}) {
+      const NmsRotatedParams p = Mmcv(threshold);
+      const Keeps float32 = Keep(p, half_boxes, half_scores, cats);
+      rounding_mattered |= float32 != Keep(p, boxes, scores, cats);
+      for (int threads : {1, 3}) {
+        std::vector<int64_t> keep(n);
+        int64_t kept = -1;
+        HeapScratchAllocator heap;
+        ASSERT_TRUE(cpu::NmsRotated(p, stored_boxes.data(), stored_scores.data(), cats ? cats->data() : nullptr, n,
+                                    keep.data(), &kept, heap, testing::ThreadedTaskRunner(threads)).ok());
+        keep.resize(kept);
+        ASSERT_EQ(keep, float32) << "threshold " << threshold << (cats ? ", categories" : "") << ", " << threads;
+      }
+      for (int64_t budget : kRotatedBudgets) {
+        ASSERT_EQ(testing::NmsRotatedOnHost(p, stored_boxes, stored_scores, cats ? cats->data() : nullptr, budget),
+                  float32)
+            << "threshold " << threshold << (cats ? ", categories" : "") << ", budget " << budget;
+      }
+    }
+  }
+  EXPECT_TRUE(rounding_mattered);
+  // mmdeploy's NMSRotated layout: [1, n, 5] boxes, [1, 2, n] scores (the packed ones, then the scene's
+  // own multiples of 1/30, reversed), score threshold 0.5: half scores equal to it are left out.
+  std::vector<float> class_scores(scores);
+  std::vector<float> spread;
+  RotatedScene(&rng, n, &boxes, &spread);  // (boxes grows; only its first n are used)
+  class_scores.insert(class_scores.end(), spread.rbegin(), spread.rend());
+  const std::vector<T> stored_class_scores = testing::StoredAs<T>(class_scores);
+  MulticlassNmsRotatedParams mp;
+  ASSERT_TRUE(MakeMulticlassNmsRotatedParams(0.3f, 0.5f, &mp).ok());
+  const auto rows = Rows(0.3f, 0.5f, half_boxes, testing::FloatsOf(stored_class_scores), 1, 2, n);
+  ASSERT_FALSE(rows.empty());
+  for (int threads : {1, 3}) {
+    std::vector<int32_t> kept(2 * n + 1);
+    std::vector<int64_t> counts(3, -1);
+    HeapScratchAllocator heap;
+    ASSERT_TRUE(cpu::MulticlassNmsRotated(mp, stored_boxes.data(), stored_class_scores.data(), 1, 2, n, kept.data(),
+                                          counts.data(), heap, testing::ThreadedTaskRunner(threads)).ok());
+    std::vector<int64_t> got(3 * (counts[0] + counts[1]));
+    cpu::WriteSelectedRows(kept.data(), counts.data(), 1, 2, n, got.data());
+    ASSERT_EQ(got, rows) << threads << " threads";
+  }
+  for (int64_t budget : kRotatedBudgets) {
+    ASSERT_EQ(testing::MulticlassNmsRotatedOnHost(mp, stored_boxes, stored_class_scores, 1, 2, n, budget), rows)
+        << "budget " << budget;
+  }
+}
+
+TEST(NmsRotatedHalfStorage, Float16KeepsTheFloat32KernelsBoxesOnTheHalfValues) {
+  ExpectHalfRotatedNms<shared::Float16>();
+}
+TEST(NmsRotatedHalfStorage, BFloat16KeepsTheFloat32KernelsBoxesOnTheHalfValues) {
+  ExpectHalfRotatedNms<shared::BFloat16>();
 }
 
 }  // namespace

@@ -1120,10 +1120,11 @@ Status Nms(const NmsParams& params, const T* boxes, const T* scores, const int64
                     device_scratch, stream);
 }
 
-Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const float* scores, const int64_t* categories,
+template <class T>
+Status NmsRotated(const NmsRotatedParams& params, const T* boxes, const T* scores, const int64_t* categories,
                   int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
   const shared::RotatedNmsConvention& mmcv = shared::kMmcvNmsRotated;
-  return BoxListNms(shared::RotatedBoxSource{boxes, 1, 0, 0, 5, params.clockwise, mmcv.min_area},
+  return BoxListNms(shared::RotatedBoxSource<T>{boxes, 1, 0, 0, 5, params.clockwise, mmcv.min_area},
                     shared::RotatedNmsRule{params.iou_threshold, mmcv.inclusive}, scores, categories, n, allocate,
                     device_scratch, stream);
 }
@@ -1137,7 +1138,8 @@ Status MulticlassNms(const MulticlassNmsParams& params, const T* boxes, const T*
                          device_scratch, stream);
 }
 
-Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const float* boxes, const float* scores,
+template <class T>
+Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const T* boxes, const T* scores,
                             int64_t batch, int64_t classes, int64_t n, const AllocateRows& allocate,
                             ScratchAllocator& device_scratch, Stream stream) {
   // Every candidate may be kept (no cap), as cpu::MulticlassNmsRotated.
@@ -1146,7 +1148,7 @@ Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const floa
   p.iou_threshold = params.iou_threshold;
   p.score_threshold = params.score_threshold;
   p.max_output_boxes_per_class = -1;
-  return MulticlassNmsOf(p, shared::RotatedBoxSource{boxes, classes, n * 5, 0, 5, true, mmdeploy.min_area},
+  return MulticlassNmsOf(p, shared::RotatedBoxSource<T>{boxes, classes, n * 5, 0, 5, true, mmdeploy.min_area},
                          shared::RotatedNmsRule{params.iou_threshold, mmdeploy.inclusive}, scores, batch, classes, n,
                          allocate, device_scratch, stream);
 }
@@ -1161,7 +1163,7 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
                            scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
   }
   const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
-  const shared::RotatedBoxSource source{boxes, classes, num_boxes * loc_classes * 5, loc_classes == 1 ? 0 : 5,
+  const shared::RotatedBoxSource<float> source{boxes, classes, num_boxes * loc_classes * 5, loc_classes == 1 ? 0 : 5,
                                         loc_classes * 5, true, plugin.min_area};
   return TrtBatchedNmsOf(params, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, boxes,
                          loc_classes, scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
@@ -1229,7 +1231,11 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   template Status Nms<T>(const NmsParams&, const T*, const T*, const int64_t*, int64_t, const AllocateRows&,     \
                          ScratchAllocator&, Stream);                                                           \
   template Status MulticlassNms<T>(const MulticlassNmsParams&, const T*, const T*, int64_t, int64_t, int64_t,     \
-                                   const AllocateRows&, ScratchAllocator&, Stream);
+                                   const AllocateRows&, ScratchAllocator&, Stream);                             \
+  template Status NmsRotated<T>(const NmsRotatedParams&, const T*, const T*, const int64_t*, int64_t,            \
+                                const AllocateRows&, ScratchAllocator&, Stream);                               \
+  template Status MulticlassNmsRotated<T>(const MulticlassNmsRotatedParams&, const T*, const T*, int64_t, int64_t, \
+                                          int64_t, const AllocateRows&, ScratchAllocator&, Stream);
 OPBRIDGE_NMS(float)
 OPBRIDGE_NMS(shared::Float16)
 OPBRIDGE_NMS(shared::BFloat16)

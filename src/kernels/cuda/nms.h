@@ -46,8 +46,9 @@ Status Nms(const NmsParams& params, const T* boxes, const T* scores, const int64
            const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
 
 // boxes [n, 5] (cx, cy, w, h, theta), scores [n], categories [n] or null: cpu::NmsRotated's kept
-// indices (mmcv's nms_rotated), as Nms writes them.
-Status NmsRotated(const NmsRotatedParams& params, const float* boxes, const float* scores, const int64_t* categories,
+// indices (mmcv's nms_rotated), as Nms writes them. T as Nms's.
+template <class T>
+Status NmsRotated(const NmsRotatedParams& params, const T* boxes, const T* scores, const int64_t* categories,
                   int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
 
 // boxes [batch, n, 4], scores [batch, classes, n]: cpu::NmsMatch's (batch, class, kept box,
@@ -65,8 +66,9 @@ Status MulticlassNms(const MulticlassNmsParams& params, const T* boxes, const T*
                      Stream stream);
 
 // boxes [batch, n, 5], scores [batch, classes, n]: cpu::MulticlassNmsRotated's rows (mmdeploy's
-// NMSRotated), as MulticlassNms writes them.
-Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const float* boxes, const float* scores,
+// NMSRotated), as MulticlassNms writes them. T as Nms's.
+template <class T>
+Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const T* boxes, const T* scores,
                             int64_t batch, int64_t classes, int64_t n, const AllocateRows& allocate,
                             ScratchAllocator& device_scratch, Stream stream);
 

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "core/half_storage.h"
 #include "core/host_device.h"
 #include "kernels/shared/box_iou_rotated.h"
 
@@ -60,17 +61,21 @@ constexpr RotatedNmsConvention kMmcvNmsRotated{true, 1e-14};
 constexpr RotatedNmsConvention kMmdeployNmsRotated{false, 0.0};
 constexpr RotatedNmsConvention kTrtBatchedRotatedNms{false, 1e-14};
 
-// Where the boxes of problem p are (NmsBoxSource's layout, 5 floats a box), and how they enter
-// (MakeRotatedNmsBox's clockwise and min_area).
+// Where the boxes of problem p are (NmsBoxSource's layout, 5 values a box, stored as T: float,
+// Float16 or BFloat16, read as the floats they hold), and how they enter (MakeRotatedNmsBox's
+// clockwise and min_area).
+template <class T>
 struct RotatedBoxSource {
-  const float* boxes;
+  const T* boxes;
   int64_t classes, image_stride, class_stride, box_stride;
   bool clockwise;
   double min_area;
   OPBRIDGE_HD RotatedNmsBox BoxOf(int64_t p, int32_t position) const {
-    const float* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
-                       static_cast<int64_t>(position) * box_stride;
-    return MakeRotatedNmsBox(box, clockwise, min_area);
+    const T* box = boxes + (p / classes) * image_stride + (p % classes) * class_stride +
+                   static_cast<int64_t>(position) * box_stride;
+    float b[5];
+    LoadRun(box, 5, b);
+    return MakeRotatedNmsBox(b, clockwise, min_area);
   }
 };
 

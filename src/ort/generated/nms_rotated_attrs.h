@@ -26,12 +26,15 @@ struct NmsRotatedAttrs {
 
 inline const OpSchema& NmsRotatedAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
        {"idxs", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, true, false}},
       {{"keep", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
       {{"iou_threshold", AttrKind::kFloat, true, 0, 0.0f, "", {}, {}},
-       {"clockwise", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}}};
+       {"clockwise", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 
@@ -69,11 +72,14 @@ struct MulticlassNmsRotatedAttrs {
 
 inline const OpSchema& MulticlassNmsRotatedAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"selected", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
       {{"iou_threshold", AttrKind::kFloat, true, 0, 0.0f, "", {}, {}},
-       {"score_threshold", AttrKind::kFloat, false, 0, 0.0f, "", {}, {}}}};
+       {"score_threshold", AttrKind::kFloat, false, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -31,9 +31,11 @@ Status NmsRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor boxes, scores, idxs;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &idxs));
   return OutputKeptIndices(api, ctx, boxes.shape[0], [&](ScratchAllocator& scratch, int64_t* keep, int64_t* kept) {
-    return cpu::NmsRotated(params_, boxes.Data<float>(), scores.Data<float>(),
-                           idxs.present ? idxs.Data<int64_t>() : nullptr, boxes.shape[0], keep, kept, scratch,
-                           OrtTaskRunner(api, ctx));
+    return ForFloatStorage(boxes.type, [&](auto type) {
+      using T = decltype(type);
+      return cpu::NmsRotated(params_, boxes.Data<T>(), scores.Data<T>(), idxs.present ? idxs.Data<int64_t>() : nullptr,
+                             boxes.shape[0], keep, kept, scratch, OrtTaskRunner(api, ctx));
+    });
   });
 }
 
@@ -59,8 +61,11 @@ Status MulticlassNmsRotatedOp::Compute(const OrtApi& api, OrtKernelContext* ctx)
   const int64_t batch = boxes.shape[0], n = boxes.shape[1], classes = scores.shape[1];
   return OutputSelectedRows(api, ctx, batch, classes, n,
                             [&](ScratchAllocator& scratch, int32_t* kept_boxes, int64_t* kept_counts) {
-    return cpu::MulticlassNmsRotated(params_, boxes.Data<float>(), scores.Data<float>(), batch, classes, n,
-                                     kept_boxes, kept_counts, scratch, OrtTaskRunner(api, ctx));
+    return ForFloatStorage(boxes.type, [&](auto type) {
+      using T = decltype(type);
+      return cpu::MulticlassNmsRotated(params_, boxes.Data<T>(), scores.Data<T>(), batch, classes, n, kept_boxes,
+                                       kept_counts, scratch, OrtTaskRunner(api, ctx));
+    });
   });
 }
 

@@ -14,9 +14,11 @@ Status NmsRotatedOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &idxs));
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::NmsRotated(params_, boxes.Data<float>(), scores.Data<float>(),
-                          idxs.present ? idxs.Data<int64_t>() : nullptr, boxes.shape[0], OutputRowsOnce(api, ctx, 0),
-                          cuda.scratch(), cuda.stream());
+  return ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::NmsRotated(params_, boxes.Data<T>(), scores.Data<T>(), idxs.present ? idxs.Data<int64_t>() : nullptr,
+                            boxes.shape[0], OutputRowsOnce(api, ctx, 0), cuda.scratch(), cuda.stream());
+  });
 }
 
 Status MulticlassNmsRotatedOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
@@ -24,9 +26,11 @@ Status MulticlassNmsRotatedOp::ComputeCuda(const OrtApi& api, OrtKernelContext* 
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores));
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::MulticlassNmsRotated(params_, boxes.Data<float>(), scores.Data<float>(), boxes.shape[0],
-                                    scores.shape[1], boxes.shape[1], OutputRowsOnce(api, ctx, 3), cuda.scratch(),
-                                    cuda.stream());
+  return ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::MulticlassNmsRotated(params_, boxes.Data<T>(), scores.Data<T>(), boxes.shape[0], scores.shape[1],
+                                      boxes.shape[1], OutputRowsOnce(api, ctx, 3), cuda.scratch(), cuda.stream());
+  });
 }
 
 }  // namespace opbridge::ort
