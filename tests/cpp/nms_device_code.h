@@ -379,14 +379,17 @@ inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const s
 
 // cuda::NmsMatch: the [rows, 4] rows, flattened (MatchKeptFlagsKernel, FirstSuppressorKernel, the
 // scan of the counts and MatchRowsKernel after the suppression).
-inline std::vector<int64_t> NmsMatchOnHost(const NmsMatchParams& params, const std::vector<float>& boxes,
-                                           const std::vector<float>& scores, int64_t batch, int64_t classes, int64_t n,
-                                           int64_t budget_words = shared::kNmsMaskBudgetWords) {
+// T: float or half storage.
+template <class T>
+std::vector<int64_t> NmsMatchOnHost(const NmsMatchParams& params, const std::vector<T>& boxes,
+                                    const std::vector<T>& scores, int64_t batch, int64_t classes, int64_t n,
+                                    int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const int64_t problems = batch * classes, entries = problems * n;
   std::vector<int64_t> rows;
   if (entries == 0) return rows;
-  HostSuppression a = SegmentCandidatesOnHost(shared::MatchLayout{scores.data(), n}, problems, n, n, budget_words, false);
-  const shared::NmsBoxSource<float> source{boxes.data(), classes, n * 4, 0, 4, 0.0f};
+  HostSuppression a =
+      SegmentCandidatesOnHost(shared::MatchLayout<T>{scores.data(), n}, problems, n, n, budget_words, false);
+  const shared::NmsBoxSource<T> source{boxes.data(), classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
   SuppressOnHost(&a, source, rule, entries, budget_words);
   std::vector<uint8_t> kept(entries, 0);
@@ -403,7 +406,7 @@ inline std::vector<int64_t> NmsMatchOnHost(const NmsMatchParams& params, const s
       if (kept[begin + a.sorted_positions[begin + i]] &&
           rule(source.BoxOf(p, a.sorted_positions[begin + i]), later)) {
         first[e] = static_cast<int32_t>(i);
-        if (scores[begin + a.sorted_positions[begin + i]] > params.score_threshold) ++counts[begin + i];
+        if (shared::Load(&scores[begin + a.sorted_positions[begin + i]]) > params.score_threshold) ++counts[begin + i];
         break;
       }
     }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "half_values.h"
 #include "nms_device_code.h"
 #include "references.h"
 #include "task_runners.h"
@@ -376,6 +377,52 @@ TEST(NmsMatchDeviceCode, WritesTheCpuKernelsRows) {
     }
   }
 }
+
+
+// Half storage: the CPU kernel, serially and on 3 threads, and the device code report exactly the
+// float32 kernel's rows on the half values, on scores packed near 0.5 (rounding ties them), with the
+// score threshold at a half value, every budget path.
+template <class T>
+void ExpectHalfNmsMatch() {
+  std::mt19937 rng(42);
+  const int64_t batch = 2, classes = 2, n = 400;
+  std::vector<float> boxes;
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<float> image = RandomBoxes(&rng, n, Layout::kObjects);
+    boxes.insert(boxes.end(), image.begin(), image.end());
+  }
+  std::vector<float> scores = RandomScores(&rng, batch * classes * n);
+  for (size_t k = 0; k < scores.size(); k += 2) scores[k] = 0.5f + scores[k] * 1e-3f;
+  const std::vector<T> stored_boxes = testing::StoredAs<T>(boxes), stored_scores = testing::StoredAs<T>(scores);
+  const std::vector<float> half_boxes = testing::FloatsOf(stored_boxes), half_scores = testing::FloatsOf(stored_scores);
+  bool rounding_mattered = false;
+  for (float iou : {0.3f, 0.7f}) {
+    const Rows float32 = KernelRows(half_boxes, half_scores, batch, classes, n, iou, 0.5f);
+    rounding_mattered |= float32 != KernelRows(boxes, scores, batch, classes, n, iou, 0.5f);
+    NmsMatchParams p;
+    ASSERT_TRUE(MakeNmsMatchParams(iou, 0.5f, &p).ok());
+    for (int threads : {1, 3}) {
+      std::vector<int32_t> pairs(2 * batch * classes * n + 1, -7);
+      std::vector<int64_t> counts(batch * classes + 1, -1);
+      HeapScratchAllocator heap;
+      ASSERT_TRUE(cpu::NmsMatch(p, stored_boxes.data(), stored_scores.data(), batch, classes, n, pairs.data(),
+                                counts.data(), heap, testing::ThreadedTaskRunner(threads)).ok());
+      int64_t total = 0;
+      for (int64_t bc = 0; bc < batch * classes; ++bc) total += counts[bc];
+      Rows rows(4 * total);
+      cpu::WriteMatchRows(pairs.data(), counts.data(), batch, classes, n, rows.data());
+      ASSERT_EQ(rows, float32) << "iou " << iou << ", " << threads << " threads";
+    }
+    for (int64_t budget : {shared::kNmsMaskBudgetWords, int64_t{0}, int64_t{2000}}) {
+      ASSERT_EQ(testing::NmsMatchOnHost(p, stored_boxes, stored_scores, batch, classes, n, budget), float32)
+          << "iou " << iou << ", budget " << budget;
+    }
+  }
+  EXPECT_TRUE(rounding_mattered);
+}
+
+TEST(NmsMatchHalfStorage, Float16ReportsTheFloat32KernelsRowsOnTheHalfValues) { ExpectHalfNmsMatch<shared::Float16>(); }
+TEST(NmsMatchHalfStorage, BFloat16ReportsTheFloat32KernelsRowsOnTheHalfValues) { ExpectHalfNmsMatch<shared::BFloat16>(); }
 
 }  // namespace
 }  // namespace opbridge

@@ -18,7 +18,7 @@ from onnx import TensorProto, helper
 import opbridge
 import opbridge.ops
 from box_data import clustered_boxes
-from graphs import EXPORTERS, one_node_model, run, run_error
+from graphs import EXPORTERS, cast_around, one_node_model, round_to, run, run_error
 from opbridge import manifest
 from opbridge.export import custom_nodes
 
@@ -164,6 +164,28 @@ def test_batches_and_classes(identity, batch, classes, count):
     expected = reference(boxes, scores, 0.5, 0.05)
     assert len(np.unique(expected[:, :2], axis=0)) > 1
     np.testing.assert_array_equal(run_match(boxes, scores, 0.5, 0.05, identity), expected)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_half_reports_the_float32_ops_rows_on_the_half_values(identity, dtype):
+    """float16 and bfloat16 boxes, scores and thresholds (one dtype, as a converted file holds them):
+    exactly the rows the float32 op reports on the half values (thresholds included), which differ
+    from those on the unrounded values (scores packed near 0.5 tie when rounded)."""
+    rng = np.random.default_rng(49)
+    boxes, scores = problem(rng, 2, 3, 500)
+    scores[..., ::2] = f32(0.5) + scores[..., ::2] * f32(1e-3)
+    feeds = {"boxes": boxes, "scores": scores, "iou_threshold": np.full((1,), 0.3, f32),
+             "score_threshold": np.full((1,), 0.5, f32)}
+    rounded = {n: round_to(v, dtype) for n, v in feeds.items()}
+    model = one_node_model(identity, {}, INPUTS, ["matches"], input_types={n: dtype for n in INPUTS})
+    if dtype == "bfloat16":
+        (got,) = run(cast_around(model, dtype, set(INPUTS), set()), rounded)
+    else:
+        (got,) = run(model, {n: v.astype(np.float16) for n, v in rounded.items()})
+    (exact,) = run(match_model(identity), rounded)
+    np.testing.assert_array_equal(got, exact)
+    assert len(exact) and not np.array_equal(got, run(match_model(identity), feeds)[0])
 
 
 def test_one_box_and_nothing_suppressed():

@@ -28,9 +28,9 @@
 
 namespace opbridge::cpu {
 
-Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* scores, int64_t batch,
-                int64_t classes, int64_t n, int32_t* pairs, int64_t* pair_counts, ScratchAllocator& scratch,
-                const TaskRunner& runner) {
+template <class T>
+Status NmsMatch(const NmsMatchParams& params, const T* boxes, const T* scores, int64_t batch, int64_t classes,
+                int64_t n, int32_t* pairs, int64_t* pair_counts, ScratchAllocator& scratch, const TaskRunner& runner) {
   AxisAlignedProblem prototype{};
   prototype.offset = 0.0f;
   prototype.threshold = params.iou_threshold;
@@ -38,5 +38,13 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   return MatchPerBatchAndClass(prototype, boxes, 4, scores, batch, classes, n, params.score_threshold, pairs,
                                pair_counts, scratch, runner);
 }
+
+#define OPBRIDGE_NMS_MATCH(T)                                                                            \
+  template Status NmsMatch<T>(const NmsMatchParams&, const T*, const T*, int64_t, int64_t, int64_t, int32_t*, \
+                              int64_t*, ScratchAllocator&, const TaskRunner&);
+OPBRIDGE_NMS_MATCH(float)
+OPBRIDGE_NMS_MATCH(shared::Float16)
+OPBRIDGE_NMS_MATCH(shared::BFloat16)
+#undef OPBRIDGE_NMS_MATCH
 
 }  // namespace opbridge::cpu

@@ -1,4 +1,6 @@
-// NMSMatch CPU kernel (float32 boxes (x1, y1, x2, y2)). Framework-free.
+// NMSMatch CPU kernel (boxes (x1, y1, x2, y2) and scores in float32, float16 or bfloat16: T, read as
+// the floats they hold, so that a half call reports the float32 kernel's rows on those values).
+// Framework-free.
 //
 //   NmsMatch  mmdeploy's NMSMatch: per batch and class, greedy suppression over every box
 //             (IoU >= threshold, mmdeploy's IoU with 1e-10 in the union), reporting which kept
@@ -34,8 +36,8 @@ struct MmdeployMatchIouRule {
 // pairs[2 * ((b * classes + c) * n + r) ...], r < pair_counts[b * classes + c] (room for
 // batch * classes * n pairs), ordered by kept box in descending score order (ties by index, NaN
 // first), then suppressed box likewise; rows with WriteMatchRows (nms_drivers.h).
-Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* scores, int64_t batch,
-                int64_t classes, int64_t n, int32_t* pairs, int64_t* pair_counts, ScratchAllocator& scratch,
-                const TaskRunner& runner);
+template <class T>
+Status NmsMatch(const NmsMatchParams& params, const T* boxes, const T* scores, int64_t batch, int64_t classes,
+                int64_t n, int32_t* pairs, int64_t* pair_counts, ScratchAllocator& scratch, const TaskRunner& runner);
 
 }  // namespace opbridge::cpu

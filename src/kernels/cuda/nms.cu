@@ -518,8 +518,9 @@ __global__ void MatchKeptFlagsKernel(const int32_t* kept_positions, const int64_
 // first[e]: the processing position of the first kept box that suppresses box e (the earliest kept
 // one whose rule holds: mmdeploy's record, see kernels/cpu/nms_match.cc), or -1 for a kept box; and
 // the reporting kept box's count of them.
+template <class T>
 __global__ void FirstSuppressorKernel(const NmsBox* boxes, const int32_t* positions, const uint8_t* kept,
-                                      shared::MatchRule rule, const float* scores, float report_threshold, int64_t n,
+                                      shared::MatchRule rule, const T* scores, float report_threshold, int64_t n,
                                       int64_t entries, int32_t* first, unsigned long long* counts) {
   OPBRIDGE_CUDA_FOR(int64_t, e, entries) {
     const int64_t p = e / n, j = e % n, begin = p * n;
@@ -528,7 +529,7 @@ __global__ void FirstSuppressorKernel(const NmsBox* boxes, const int32_t* positi
     for (int64_t i = 0; i < j; ++i) {
       if (kept[begin + positions[begin + i]] && rule(boxes[begin + i], boxes[e])) {
         first[e] = static_cast<int32_t>(i);
-        if (scores[begin + positions[begin + i]] > report_threshold) atomicAdd(&counts[begin + i], 1ull);
+        if (shared::Load(scores + begin + positions[begin + i]) > report_threshold) atomicAdd(&counts[begin + i], 1ull);
         break;
       }
     }
@@ -1169,7 +1170,8 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int6
                          loc_classes, scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
 }
 
-Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* scores, int64_t batch, int64_t classes,
+template <class T>
+Status NmsMatch(const NmsMatchParams& params, const T* boxes, const T* scores, int64_t batch, int64_t classes,
                 int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream) {
   ClearStaleError();
   int64_t* output = nullptr;
@@ -1197,10 +1199,10 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   segments.Carve(&arena, entries, problems, segment_bytes);
   // Every box of every problem, in processing order (the candidates' places are the entries'):
   // suppression with mmdeploy's rule, no cap.
-  const shared::NmsBoxSource<float> source{boxes, classes, n * 4, 0, 4, 0.0f};
+  const shared::NmsBoxSource<T> source{boxes, classes, n * 4, 0, 4, 0.0f};
   const shared::MatchRule rule{params.iou_threshold};
   std::optional<ScratchBlock> candidate_block;
-  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(shared::MatchLayout{scores, n}, source, rule, problems, n, n, false,
+  OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(shared::MatchLayout<T>{scores, n}, source, rule, problems, n, n, false,
                                              segments, &a, &candidate_block, device_scratch, stream));
   OPBRIDGE_RETURN_IF_ERROR(CudaError(cudaMemsetAsync(kept, 0, static_cast<size_t>(entries), stream),
                                      "clearing the NMSMatch flags"));
@@ -1235,7 +1237,9 @@ Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* s
   template Status NmsRotated<T>(const NmsRotatedParams&, const T*, const T*, const int64_t*, int64_t,            \
                                 const AllocateRows&, ScratchAllocator&, Stream);                               \
   template Status MulticlassNmsRotated<T>(const MulticlassNmsRotatedParams&, const T*, const T*, int64_t, int64_t, \
-                                          int64_t, const AllocateRows&, ScratchAllocator&, Stream);
+                                          int64_t, const AllocateRows&, ScratchAllocator&, Stream);              \
+  template Status NmsMatch<T>(const NmsMatchParams&, const T*, const T*, int64_t, int64_t, int64_t,             \
+                              const AllocateRows&, ScratchAllocator&, Stream);
 OPBRIDGE_NMS(float)
 OPBRIDGE_NMS(shared::Float16)
 OPBRIDGE_NMS(shared::BFloat16)

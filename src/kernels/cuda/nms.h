@@ -55,7 +55,9 @@ Status NmsRotated(const NmsRotatedParams& params, const T* boxes, const T* score
 // suppressed box) rows (mmdeploy's NMSMatch), as WriteMatchRows orders them, to an output [rows, 4]
 // from allocate: every box of each (batch, class) takes part in the suppression (the axis-aligned
 // pipeline with mmdeploy's rule), then a thread per box finds the first kept box that suppresses it.
-Status NmsMatch(const NmsMatchParams& params, const float* boxes, const float* scores, int64_t batch, int64_t classes,
+// T as Nms's.
+template <class T>
+Status NmsMatch(const NmsMatchParams& params, const T* boxes, const T* scores, int64_t batch, int64_t classes,
                 int64_t n, const AllocateRows& allocate, ScratchAllocator& device_scratch, Stream stream);
 
 // boxes [batch, n, 4], scores [batch, classes, n]: the (batch, class, box) rows, batch-major, then

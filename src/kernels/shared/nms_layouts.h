@@ -30,10 +30,11 @@ struct MulticlassLayout {
 
 // NMSMatch's layout, scores [B, C, N] (segment N): every box of every problem takes part, NaN scores
 // included (mmdeploy's nms_match sorts and visits them all).
+template <class T>
 struct MatchLayout {
-  const float* scores;
+  const T* scores;
   int64_t segment;
-  OPBRIDGE_HD float Score(int64_t v) const { return scores[v]; }
+  OPBRIDGE_HD float Score(int64_t v) const { return Load(scores + v); }
   OPBRIDGE_HD bool Candidate(int64_t) const { return true; }
 };
 

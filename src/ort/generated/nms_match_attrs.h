@@ -24,12 +24,15 @@ struct NmsMatchAttrs {
 
 inline const OpSchema& NmsMatchAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"iou_threshold", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"score_threshold", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"iou_threshold", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"score_threshold", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"matches", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, false, false}},
-      {}};
+      {},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

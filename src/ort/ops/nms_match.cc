@@ -14,8 +14,11 @@ Status ReadThreshold(const OrtApi& api, OrtKernelContext* ctx, size_t index, con
   InputTensor t;
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, index, &t));
   OPBRIDGE_RETURN_IF_ERROR(CheckThresholdShape(name, t.shape));
-  *value = t.Data<float>()[0];
-  return Status::Ok();
+  // Of the boxes' dtype (the op's type parameter): float32 or half storage.
+  return ForFloatStorage(t.type, [&](auto type) {
+    *value = shared::Load(t.Data<decltype(type)>());
+    return Status::Ok();
+  });
 }
 
 }  // namespace
@@ -53,8 +56,11 @@ Status NmsMatchOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   Arena arena(block.data(), bytes);
   int32_t* pairs = arena.Take<int32_t>(2 * batch * classes * n);
   int64_t* pair_counts = arena.Take<int64_t>(batch * classes);
-  OPBRIDGE_RETURN_IF_ERROR(cpu::NmsMatch(params, boxes.Data<float>(), scores.Data<float>(), batch, classes, n, pairs,
-                                         pair_counts, scratch, OrtTaskRunner(api, ctx)));
+  OPBRIDGE_RETURN_IF_ERROR(ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cpu::NmsMatch(params, boxes.Data<T>(), scores.Data<T>(), batch, classes, n, pairs, pair_counts, scratch,
+                         OrtTaskRunner(api, ctx));
+  }));
   int64_t rows = 0;
   for (int64_t bc = 0; bc < batch * classes; ++bc) rows += pair_counts[bc];
   OPBRIDGE_RETURN_IF_ERROR(AllocateOutput(api, ctx, 0, {rows, 4}, &out));

@@ -14,8 +14,11 @@ Status NmsMatchOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &params));
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::NmsMatch(params, boxes.Data<float>(), scores.Data<float>(), boxes.shape[0], scores.shape[1],
-                        boxes.shape[1], OutputRowsOnce(api, ctx, 4), cuda.scratch(), cuda.stream());
+  return ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::NmsMatch(params, boxes.Data<T>(), scores.Data<T>(), boxes.shape[0], scores.shape[1], boxes.shape[1],
+                          OutputRowsOnce(api, ctx, 4), cuda.scratch(), cuda.stream());
+  });
 }
 
 }  // namespace opbridge::ort
