@@ -329,33 +329,35 @@ std::vector<int64_t> MulticlassNmsRotatedOnHost(const MulticlassNmsRotatedParams
 }
 
 // cuda::TrtBatchedNms: dets, labels and index (outputs as the kernel leaves them).
+template <class T = float>
 struct TrtOutputs {
-  std::vector<float> dets;
+  std::vector<T> dets;
   std::vector<int32_t> labels, index;
 };
 
-inline TrtOutputs TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const std::vector<float>& boxes,
-                                      int64_t loc_classes, const std::vector<float>& scores, int64_t batch,
-                                      int64_t num_boxes, int64_t classes,
-                                      int64_t budget_words = shared::kNmsMaskBudgetWords) {
+// T: float or half storage (dets of the same).
+template <class T>
+TrtOutputs<T> TrtBatchedNmsOnHost(const TrtBatchedNmsParams& params, const std::vector<T>& boxes, int64_t loc_classes,
+                                  const std::vector<T>& scores, int64_t batch, int64_t num_boxes, int64_t classes,
+                                  int64_t budget_words = shared::kNmsMaskBudgetWords) {
   const int64_t keep = params.keep_topk, rows = batch * keep;
   const int64_t box_size = params.rotated ? 5 : 4;
-  TrtOutputs out{std::vector<float>(rows * (box_size + 1), 0.0f), std::vector<int32_t>(rows, -1),
-                 std::vector<int32_t>(rows, -1)};
+  TrtOutputs<T> out{std::vector<T>(rows * (box_size + 1), T{}), std::vector<int32_t>(rows, -1),
+                    std::vector<int32_t>(rows, -1)};
   if (rows == 0 || num_boxes == 0 || classes == 0) return out;
   const int64_t problems = batch * classes;
   const int64_t top_k = params.topk > 0 && params.topk <= num_boxes ? params.topk : num_boxes;
   const int64_t capacity = std::min(keep, top_k), merged = problems * capacity;
-  const shared::TrtLayout layout{scores.data(), num_boxes, classes, params.background_label_id, params.score_threshold};
+  const shared::TrtLayout<T> layout{scores.data(), num_boxes, classes, params.background_label_id, params.score_threshold};
   HostSuppression a = SegmentCandidatesOnHost(layout, problems, top_k, capacity, budget_words, false);
   if (params.rotated) {
     const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
-    const shared::RotatedBoxSource<float> source{boxes.data(), classes, num_boxes * loc_classes * 5,
-                                          loc_classes == 1 ? 0 : 5, loc_classes * 5, true, plugin.min_area};
+    const shared::RotatedBoxSource<T> source{boxes.data(), classes, num_boxes * loc_classes * 5,
+                                             loc_classes == 1 ? 0 : 5, loc_classes * 5, true, plugin.min_area};
     SuppressOnHost(&a, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, merged, budget_words);
   } else {
-    const shared::NmsBoxSource<float> source{boxes.data(), classes, num_boxes * loc_classes * 4,
-                                      loc_classes == 1 ? 0 : 4, loc_classes * 4, 0.0f};
+    const shared::NmsBoxSource<T> source{boxes.data(), classes, num_boxes * loc_classes * 4,
+                                         loc_classes == 1 ? 0 : 4, loc_classes * 4, 0.0f};
     SuppressOnHost(&a, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, merged, budget_words);
   }
   std::vector<uint64_t> merge_keys(merged);  // MergeKeysKernel, the sort, TrtDetectionsKernel

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "half_values.h"
 #include "nms_device_code.h"
 #include "task_runners.h"
 
@@ -311,6 +312,67 @@ TEST(TrtBatchedNmsDeviceCode, WritesTheCpuKernelsRotatedOutputs) {
       }
     }
   }
+}
+
+
+// Half storage: the CPU kernel, serially and on 3 threads, and the device code write exactly the
+// float32 kernel's outputs on the half values (dets stored as T: each value as it was read, or the
+// clip's 0 and 1), axis-aligned and rotated, boxes shared and per class, with scores packed near 0.5
+// (rounding ties them) and a score threshold at a half value.
+template <class T>
+void ExpectHalfTrtBatchedNms(bool rotated) {
+  std::mt19937 rng(rotated ? 8 : 7);
+  std::uniform_real_distribution<float> position(-0.2f, 1.0f), size(0.02f, 0.3f), angle(-3.2f, 3.2f), unit(0, 1);
+  const int64_t batch = 2, n = 300, classes = 4, box_size = rotated ? 5 : 4;
+  std::vector<float> boxes, scores;
+  for (int64_t i = 0; i < batch * n * classes; ++i) {
+    const float x = position(rng), y = position(rng);
+    if (rotated) {
+      boxes.insert(boxes.end(), {x, y, size(rng), size(rng), angle(rng)});
+    } else {
+      boxes.insert(boxes.end(), {x, y, x + size(rng), y + size(rng)});
+    }
+  }
+  for (int64_t i = 0; i < batch * n * classes; ++i) scores.push_back(i % 2 ? unit(rng) : 0.5f + unit(rng) * 1e-3f);
+  const std::vector<T> stored_boxes = testing::StoredAs<T>(boxes), stored_scores = testing::StoredAs<T>(scores);
+  const std::vector<float> half_boxes = testing::FloatsOf(stored_boxes), half_scores = testing::FloatsOf(stored_scores);
+  for (int64_t loc : {int64_t{1}, classes}) {
+    const int64_t used = batch * n * loc * box_size;
+    const std::vector<T> boxes_t(stored_boxes.begin(), stored_boxes.begin() + used);
+    const std::vector<float> boxes_f(half_boxes.begin(), half_boxes.begin() + used);
+    for (int64_t keep : {50, 700}) {
+      for (int64_t clip : {0, 1}) {
+        const auto p = Params(classes, keep, 0.45f, 0.5f, -1, -1, clip, rotated);
+        const Result float32 = Detect(p, boxes_f, loc, half_scores, batch, n);
+        const std::string where = "loc " + std::to_string(loc) + ", keep_topk " + std::to_string(keep) + ", clip " +
+                                  std::to_string(clip);
+        std::vector<std::vector<T>> dets;
+        for (int threads : {1, 3}) {
+          std::vector<T> d(batch * keep * (box_size + 1));
+          std::vector<int32_t> labels(batch * keep, 7), index(batch * keep, 7);
+          HeapScratchAllocator heap;
+          ASSERT_TRUE(cpu::TrtBatchedNms(p, boxes_t.data(), loc, stored_scores.data(), batch, n, classes, d.data(),
+                                         labels.data(), index.data(), heap, testing::ThreadedTaskRunner(threads)).ok());
+          ASSERT_EQ(labels, float32.labels) << where;
+          ASSERT_EQ(index, float32.index) << where;
+          dets.push_back(d);
+        }
+        const auto device = testing::TrtBatchedNmsOnHost(p, boxes_t, loc, stored_scores, batch, n, classes);
+        ASSERT_EQ(device.labels, float32.labels) << where;
+        ASSERT_EQ(device.index, float32.index) << where;
+        testing::ExpectFloat32RoundedOnce(dets[0], float32.dets, {&dets[1], &device.dets}, where);
+      }
+    }
+  }
+}
+
+TEST(TrtBatchedNmsHalfStorage, Float16WritesTheFloat32KernelsOutputsOnTheHalfValues) {
+  ExpectHalfTrtBatchedNms<shared::Float16>(false);
+  ExpectHalfTrtBatchedNms<shared::Float16>(true);
+}
+TEST(TrtBatchedNmsHalfStorage, BFloat16WritesTheFloat32KernelsOutputsOnTheHalfValues) {
+  ExpectHalfTrtBatchedNms<shared::BFloat16>(false);
+  ExpectHalfTrtBatchedNms<shared::BFloat16>(true);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ import opbridge
 import opbridge.ops
 import rotated_reference
 from box_data import clustered_boxes
-from graphs import EXPORTERS, one_node_model, run, run_error, session_error
+from graphs import EXPORTERS, cast_around, one_node_model, round_to, run, run_error, session_error
 from opbridge import manifest
 from opbridge.export import custom_nodes
 
@@ -181,6 +181,36 @@ def test_rotated_matches_the_float64_reference(identity, case):
                      background=background)
     for a, e in zip(actual, expected[:2]):
         np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("identity", TRT_NMS.identities)
+def test_half_is_the_float32_ops_detections_on_the_half_values(identity, dtype):
+    """float16 and bfloat16 boxes and scores, dets of the same dtype: exactly the float32 op's dets,
+    labels and index on the half values (every box value and score written back as it was read),
+    which differ from those on the unrounded values (scores packed near 0.5 tie when rounded)."""
+    rng = np.random.default_rng(50)
+    boxes, scores = problem(rng, 2, 400, 4, rotated=identity in ROTATED)
+    scores[:, ::2] = f32(0.5) + scores[:, ::2] * f32(1e-3)
+    attrs = attrs_of(4, 500, 0.45, 0.2, clip=0)
+    with_index = identity in AXIS_ALIGNED
+    if with_index and identity.startswith("mmdeploy"):
+        attrs["return_index"] = 1
+    outputs = ["dets", "labels"] + (["index"] if with_index else [])
+    model = one_node_model(identity, attrs, ["boxes", "scores"], outputs, input_types={"boxes": dtype, "scores": dtype})
+    rounded = {"boxes": round_to(boxes, dtype), "scores": round_to(scores, dtype)}
+    if dtype == "bfloat16":
+        got = run(cast_around(model, dtype, {"boxes", "scores"}, {"dets"}), rounded)
+    else:
+        got = run(model, {n: v.astype(np.float16) for n, v in rounded.items()})
+        assert got[0].dtype == np.float16
+    exact = run(nms_model(identity, attrs, with_index), rounded)
+    np.testing.assert_array_equal(got[0].astype(f32), exact[0])
+    for g, e in zip(got[1:], exact[1:]):
+        np.testing.assert_array_equal(g, e)
+    # Not merely the unrounded detections rounded: other boxes, or another order.
+    unrounded = run(nms_model(identity, attrs, with_index), {"boxes": boxes, "scores": scores})
+    assert not (np.array_equal(got[1], unrounded[1]) and np.array_equal(got[0].astype(f32), round_to(unrounded[0], dtype)))
 
 
 def test_clip_boxes_and_its_default():

@@ -28,8 +28,8 @@ struct Kept {
   int32_t cls, rank, box;
 };
 
-template <class Problem>
-Status SuppressPerClass(const Problem& prototype, const TrtBatchedNmsParams& p, const float* boxes,
+template <class Problem, class T>
+Status SuppressPerClass(const Problem& prototype, const TrtBatchedNmsParams& p, const T* boxes,
                         int64_t loc_classes, int64_t batch, int64_t num_boxes, int64_t classes, int64_t top_k,
                         const int64_t* segment_start, int32_t* positions, float* candidate_scores, int64_t* kept_count,
                         ScratchAllocator& scratch, const TaskRunner& runner) {
@@ -68,7 +68,7 @@ Status SuppressPerClass(const Problem& prototype, const TrtBatchedNmsParams& p, 
       Problem problem = prototype;
       problem.box_stride = loc_classes * box_size;
       problem.Carve(&arena, taking_part);
-      const float* base = boxes + (b * num_boxes * loc_classes + (loc_classes == 1 ? 0 : c)) * box_size;
+      const T* base = boxes + (b * num_boxes * loc_classes + (loc_classes == 1 ? 0 : c)) * box_size;
       problem.Gather(base, sorted_positions, taking_part);
       problem.Suppress(taking_part, -1);
       // The kept candidates, in score order, replace the segment's first entries.
@@ -87,12 +87,13 @@ Status SuppressPerClass(const Problem& prototype, const TrtBatchedNmsParams& p, 
 
 }  // namespace
 
-Status TrtBatchedNms(const TrtBatchedNmsParams& p, const float* boxes, int64_t loc_classes, const float* scores,
-                     int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
+template <class T>
+Status TrtBatchedNms(const TrtBatchedNmsParams& p, const T* boxes, int64_t loc_classes, const T* scores,
+                     int64_t batch, int64_t num_boxes, int64_t classes, T* dets, int32_t* labels, int32_t* index,
                      ScratchAllocator& scratch, const TaskRunner& runner) {
   const int64_t box_size = p.box_size(), row_size = box_size + 1, keep = p.keep_topk;
   const int64_t top_k = p.topk > 0 && p.topk <= num_boxes ? p.topk : num_boxes;
-  std::fill(dets, dets + batch * keep * row_size, 0.0f);
+  std::fill(dets, dets + batch * keep * row_size, T{});  // +0 in every storage type
   std::fill(labels, labels + batch * keep, int32_t{-1});
   if (index != nullptr) std::fill(index, index + batch * keep, int32_t{-1});
   if (batch == 0 || num_boxes == 0 || keep == 0) return Status::Ok();
@@ -101,7 +102,7 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& p, const float* boxes, int64_t l
   const int64_t problems = batch * classes;
   std::vector<int64_t> segment_start(static_cast<size_t>(problems) + 1, 0);
   auto candidate = [&](int64_t b, int64_t s, int64_t c) {
-    return c != p.background_label_id && scores[(b * num_boxes + s) * classes + c] > p.score_threshold;
+    return c != p.background_label_id && shared::Load(scores + (b * num_boxes + s) * classes + c) > p.score_threshold;
   };
   for (int64_t b = 0; b < batch; ++b) {
     for (int64_t s = 0; s < num_boxes; ++s) {
@@ -125,7 +126,7 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& p, const float* boxes, int64_t l
           if (!candidate(b, s, c)) continue;
           const int64_t at = fill[b * classes + c]++;
           positions[at] = static_cast<int32_t>(s);
-          candidate_scores[at] = scores[(b * num_boxes + s) * classes + c];
+          candidate_scores[at] = shared::Load(scores + (b * num_boxes + s) * classes + c);
         }
       }
     }
@@ -179,12 +180,13 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& p, const float* boxes, int64_t l
     for (int64_t r = 0; r < rows; ++r) {
       const Kept& d = merged[r];
       const int64_t row = b * keep + r;
-      const float* box = boxes + ((b * num_boxes + d.box) * loc_classes + (loc_classes == 1 ? 0 : d.cls)) * box_size;
+      const T* box = boxes + ((b * num_boxes + d.box) * loc_classes + (loc_classes == 1 ? 0 : d.cls)) * box_size;
       for (int64_t v = 0; v < box_size; ++v) {
         // The plugin clamps with CUDA's min and max, which return the number when one side is NaN.
-        dets[row * row_size + v] = p.clip_boxes ? std::fmax(std::fmin(box[v], 1.0f), 0.0f) : box[v];
+        const float value = shared::Load(box + v);
+        shared::Store(dets + row * row_size + v, p.clip_boxes ? std::fmax(std::fmin(value, 1.0f), 0.0f) : value);
       }
-      dets[row * row_size + box_size] = d.score;
+      shared::Store(dets + row * row_size + box_size, d.score);
       labels[row] = d.cls;
       // The box's index along S when boxes are shared, else its index in the [C, S] layout.
       if (index != nullptr) index[row] = loc_classes == 1 ? d.box : static_cast<int32_t>(d.cls * num_boxes + d.box);
@@ -193,5 +195,13 @@ Status TrtBatchedNms(const TrtBatchedNmsParams& p, const float* boxes, int64_t l
   if (out_of_memory) return Status::Error("could not allocate scratch memory for the merge");
   return Status::Ok();
 }
+
+#define OPBRIDGE_TRT_BATCHED_NMS(T)                                                                         \
+  template Status TrtBatchedNms<T>(const TrtBatchedNmsParams&, const T*, int64_t, const T*, int64_t, int64_t, \
+                                   int64_t, T*, int32_t*, int32_t*, ScratchAllocator&, const TaskRunner&);
+OPBRIDGE_TRT_BATCHED_NMS(float)
+OPBRIDGE_TRT_BATCHED_NMS(shared::Float16)
+OPBRIDGE_TRT_BATCHED_NMS(shared::BFloat16)
+#undef OPBRIDGE_TRT_BATCHED_NMS
 
 }  // namespace opbridge::cpu

@@ -1,5 +1,6 @@
 // TensorRT's batched NMS (mmdeploy's TRTBatchedNMS / TRTBatchedRotatedNMS plugins) as a CPU
-// kernel (float32). Framework-free.
+// kernel (float32, float16 or bfloat16 boxes, scores and dets: T, read as the floats they hold and
+// written back as they were read). Framework-free.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +16,9 @@ namespace opbridge::cpu {
 // [batch, num_boxes, classes]. Writes dets [batch, keep_topk, box_size + 1] (box, score),
 // labels [batch, keep_topk] and, when index is not null, index [batch, keep_topk]; rows past the
 // detections are zeros with label and index -1.
-Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
-                     int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
+template <class T>
+Status TrtBatchedNms(const TrtBatchedNmsParams& params, const T* boxes, int64_t loc_classes, const T* scores,
+                     int64_t batch, int64_t num_boxes, int64_t classes, T* dets, int32_t* labels, int32_t* index,
                      ScratchAllocator& scratch, const TaskRunner& runner);
 
 }  // namespace opbridge::cpu

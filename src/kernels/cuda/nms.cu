@@ -573,7 +573,8 @@ __global__ void SelectedRowsKernel(const int32_t* kept_positions, const int64_t*
   }
 }
 
-__global__ void MergeKeysKernel(const float* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
+template <class T>
+__global__ void MergeKeysKernel(const T* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
                                 const int64_t* kept_counts, const int32_t* kept_positions, int64_t count,
                                 uint64_t* keys, int64_t* entries) {
   OPBRIDGE_CUDA_FOR(int64_t, e, count) {
@@ -582,18 +583,20 @@ __global__ void MergeKeysKernel(const float* scores, int64_t num_boxes, int64_t 
   }
 }
 
-__global__ void TrtDefaultsKernel(int64_t rows, int64_t row_size, float* dets, int32_t* labels, int32_t* index) {
+template <class T>
+__global__ void TrtDefaultsKernel(int64_t rows, int64_t row_size, T* dets, int32_t* labels, int32_t* index) {
   OPBRIDGE_CUDA_FOR(int64_t, r, rows) {
-    for (int64_t v = 0; v < row_size; ++v) dets[r * row_size + v] = 0.0f;
+    for (int64_t v = 0; v < row_size; ++v) shared::Store(dets + r * row_size + v, 0.0f);
     labels[r] = -1;
     if (index != nullptr) index[r] = -1;
   }
 }
 
-__global__ void TrtDetectionsKernel(TrtBatchedNmsParams p, const float* boxes, int64_t loc_classes, const float* scores,
+template <class T>
+__global__ void TrtDetectionsKernel(TrtBatchedNmsParams p, const T* boxes, int64_t loc_classes, const T* scores,
                                     int64_t num_boxes, int64_t classes, int64_t capacity, const int32_t* kept_positions,
                                     const uint64_t* merged_keys, const int64_t* merged_entries, int64_t rows_per_image,
-                                    int64_t count, float* dets, int32_t* labels, int32_t* index) {
+                                    int64_t count, T* dets, int32_t* labels, int32_t* index) {
   OPBRIDGE_CUDA_FOR(int64_t, i, count) {
     const int64_t b = i / rows_per_image, row = i % rows_per_image;
     const int64_t at = b * classes * capacity + row;
@@ -1059,11 +1062,11 @@ Status MulticlassNmsOf(const MulticlassNmsParams& params, const Source& source, 
 }
 
 // TensorRT's batched NMS, axis-aligned or rotated: boxes from Source, suppression by Rule. Two
-// scratch requests, as MulticlassNmsOf's.
-template <class Source, class Rule>
-Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, const Rule& rule, const float* boxes,
-                       int64_t loc_classes, const float* scores, int64_t batch, int64_t num_boxes, int64_t classes,
-                       float* dets, int32_t* labels, int32_t* index, ScratchAllocator& device_scratch, Stream stream) {
+// scratch requests, as MulticlassNmsOf's. T: the storage type of boxes, scores and dets.
+template <class Source, class Rule, class T>
+Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, const Rule& rule, const T* boxes,
+                       int64_t loc_classes, const T* scores, int64_t batch, int64_t num_boxes, int64_t classes,
+                       T* dets, int32_t* labels, int32_t* index, ScratchAllocator& device_scratch, Stream stream) {
   using Box = decltype(source.BoxOf(0, 0));
   ClearStaleError();
   const int64_t keep = params.keep_topk, rows = batch * keep;
@@ -1094,7 +1097,7 @@ Status TrtBatchedNmsOf(const TrtBatchedNmsParams& params, const Source& source, 
   const CubStorage merge_sort{arena.Take<char>(static_cast<int64_t>(sort_bytes)), sort_bytes};
   SegmentArrays segments;
   segments.Carve(&arena, entries, problems, segment_bytes);
-  const shared::TrtLayout layout{scores, num_boxes, classes, params.background_label_id, params.score_threshold};
+  const shared::TrtLayout<T> layout{scores, num_boxes, classes, params.background_label_id, params.score_threshold};
   std::optional<ScratchBlock> candidate_block;
   OPBRIDGE_RETURN_IF_ERROR(SegmentedSuppress(layout, source, rule, problems, top_k, capacity, false, segments, &a,
                                              &candidate_block, device_scratch, stream));
@@ -1154,18 +1157,19 @@ Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const T* b
                          allocate, device_scratch, stream);
 }
 
-Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
-                     int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
+template <class T>
+Status TrtBatchedNms(const TrtBatchedNmsParams& params, const T* boxes, int64_t loc_classes, const T* scores,
+                     int64_t batch, int64_t num_boxes, int64_t classes, T* dets, int32_t* labels, int32_t* index,
                      ScratchAllocator& device_scratch, Stream stream) {
   if (!params.rotated) {
-    const shared::NmsBoxSource<float> source{boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
-                                             loc_classes * 4, 0.0f};
+    const shared::NmsBoxSource<T> source{boxes, classes, num_boxes * loc_classes * 4, loc_classes == 1 ? 0 : 4,
+                                         loc_classes * 4, 0.0f};
     return TrtBatchedNmsOf(params, source, shared::TorchvisionRule{0.0f, params.iou_threshold}, boxes, loc_classes,
                            scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
   }
   const shared::RotatedNmsConvention& plugin = shared::kTrtBatchedRotatedNms;
-  const shared::RotatedBoxSource<float> source{boxes, classes, num_boxes * loc_classes * 5, loc_classes == 1 ? 0 : 5,
-                                        loc_classes * 5, true, plugin.min_area};
+  const shared::RotatedBoxSource<T> source{boxes, classes, num_boxes * loc_classes * 5, loc_classes == 1 ? 0 : 5,
+                                           loc_classes * 5, true, plugin.min_area};
   return TrtBatchedNmsOf(params, source, shared::RotatedNmsRule{params.iou_threshold, plugin.inclusive}, boxes,
                          loc_classes, scores, batch, num_boxes, classes, dets, labels, index, device_scratch, stream);
 }
@@ -1239,7 +1243,9 @@ Status NmsMatch(const NmsMatchParams& params, const T* boxes, const T* scores, i
   template Status MulticlassNmsRotated<T>(const MulticlassNmsRotatedParams&, const T*, const T*, int64_t, int64_t, \
                                           int64_t, const AllocateRows&, ScratchAllocator&, Stream);              \
   template Status NmsMatch<T>(const NmsMatchParams&, const T*, const T*, int64_t, int64_t, int64_t,             \
-                              const AllocateRows&, ScratchAllocator&, Stream);
+                              const AllocateRows&, ScratchAllocator&, Stream);                                 \
+  template Status TrtBatchedNms<T>(const TrtBatchedNmsParams&, const T*, int64_t, const T*, int64_t, int64_t,     \
+                                   int64_t, T*, int32_t*, int32_t*, ScratchAllocator&, Stream);
 OPBRIDGE_NMS(float)
 OPBRIDGE_NMS(shared::Float16)
 OPBRIDGE_NMS(shared::BFloat16)

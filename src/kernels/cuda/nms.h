@@ -76,9 +76,10 @@ Status MulticlassNmsRotated(const MulticlassNmsRotatedParams& params, const T* b
 
 // boxes [batch, num_boxes, loc_classes, 4] (5 with params.rotated), scores [batch, num_boxes,
 // classes]; dets [batch, keep_topk, 5] (6), labels and index (or null) [batch, keep_topk], as
-// cpu::TrtBatchedNms writes them.
-Status TrtBatchedNms(const TrtBatchedNmsParams& params, const float* boxes, int64_t loc_classes, const float* scores,
-                     int64_t batch, int64_t num_boxes, int64_t classes, float* dets, int32_t* labels, int32_t* index,
+// cpu::TrtBatchedNms writes them. T: the storage type of boxes, scores and dets, as Nms's.
+template <class T>
+Status TrtBatchedNms(const TrtBatchedNmsParams& params, const T* boxes, int64_t loc_classes, const T* scores,
+                     int64_t batch, int64_t num_boxes, int64_t classes, T* dets, int32_t* labels, int32_t* index,
                      ScratchAllocator& device_scratch, Stream stream);
 
 }  // namespace opbridge::cuda

@@ -40,17 +40,18 @@ struct MatchLayout {
 
 // TensorRT batched NMS, scores [B, S, C] (segment S): box s of class c of image b is entry
 // (b * S + s) * C + c; a candidate is not of the background class and scores > score_threshold.
+template <class T>
 struct TrtLayout {
-  const float* scores;
+  const T* scores;
   int64_t segment, classes, background;
   float score_threshold;
   OPBRIDGE_HD int64_t ScoreIndex(int64_t v) const {
     const int64_t p = v / segment, s = v % segment;
     return ((p / classes) * segment + s) * classes + p % classes;
   }
-  OPBRIDGE_HD float Score(int64_t v) const { return scores[ScoreIndex(v)]; }
+  OPBRIDGE_HD float Score(int64_t v) const { return Load(scores + ScoreIndex(v)); }
   OPBRIDGE_HD bool Candidate(int64_t v) const {
-    return (v / segment) % classes != background && scores[ScoreIndex(v)] > score_threshold;
+    return (v / segment) % classes != background && Load(scores + ScoreIndex(v)) > score_threshold;
   }
 };
 
@@ -87,29 +88,34 @@ OPBRIDGE_HD inline uint64_t CategoryKey(int64_t category) {
 // capacity + k, keyed by image, then descending score; entries past the problem's kept count
 // sort after the image's detections (and are not read). A stable sort of the entries in order keeps
 // ties by class, then by the class's own order (the plugin's segmented stable sort).
-OPBRIDGE_HD inline uint64_t TrtMergeKey(const float* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
+template <class T>
+OPBRIDGE_HD inline uint64_t TrtMergeKey(const T* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
                                         const int64_t* kept_counts, const int32_t* kept_positions, int64_t e) {
   const int64_t problem = e / capacity, k = e % capacity;
   const int64_t b = problem / classes, c = problem % classes;
   if (k >= kept_counts[problem]) return ProblemKey(b, false, 0.0f);
-  return ProblemKey(b, true, scores[(b * num_boxes + kept_positions[e]) * classes + c]);
+  return ProblemKey(b, true, Load(scores + (b * num_boxes + kept_positions[e]) * classes + c));
 }
 
 // Detection row `row` (< keep_topk) of image b from the merged entry e: the box (clamped to [0, 1]
 // with CUDA's fminf / fmaxf, which return the number when one side is NaN, as the plugin does),
-// its score, class and index (along S when boxes are shared, else in the [C, S] layout).
-OPBRIDGE_HD inline void WriteTrtDetection(const TrtBatchedNmsParams& p, const float* boxes, int64_t loc_classes,
-                                          const float* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
+// its score, class and index (along S when boxes are shared, else in the [C, S] layout). T: the
+// storage type of boxes, scores and dets; a half box or score is written back as it was read (a
+// clamp gives a half value, 0 or 1, too).
+template <class T>
+OPBRIDGE_HD inline void WriteTrtDetection(const TrtBatchedNmsParams& p, const T* boxes, int64_t loc_classes,
+                                          const T* scores, int64_t num_boxes, int64_t classes, int64_t capacity,
                                           const int32_t* kept_positions, int64_t b, int64_t row, int64_t e,
-                                          float* dets, int32_t* labels, int32_t* index) {
+                                          T* dets, int32_t* labels, int32_t* index) {
   const int64_t c = (e / capacity) % classes;
   const int32_t box_index = kept_positions[e];
   const int64_t box_size = p.rotated ? 5 : 4, out = b * p.keep_topk + row;
-  const float* box = boxes + ((b * num_boxes + box_index) * loc_classes + (loc_classes == 1 ? 0 : c)) * box_size;
+  const T* box = boxes + ((b * num_boxes + box_index) * loc_classes + (loc_classes == 1 ? 0 : c)) * box_size;
   for (int64_t v = 0; v < box_size; ++v) {
-    dets[out * (box_size + 1) + v] = p.clip_boxes ? fmaxf(fminf(box[v], 1.0f), 0.0f) : box[v];
+    const float value = Load(box + v);
+    Store(dets + out * (box_size + 1) + v, p.clip_boxes ? fmaxf(fminf(value, 1.0f), 0.0f) : value);
   }
-  dets[out * (box_size + 1) + box_size] = scores[(b * num_boxes + box_index) * classes + c];
+  Store(dets + out * (box_size + 1) + box_size, Load(scores + (b * num_boxes + box_index) * classes + c));
   labels[out] = static_cast<int32_t>(c);
   if (index != nullptr) index[out] = loc_classes == 1 ? box_index : static_cast<int32_t>(c * num_boxes + box_index);
 }

@@ -33,9 +33,9 @@ struct TrtBatchedNmsAttrs {
 
 inline const OpSchema& TrtBatchedNmsAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"dets", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"dets", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
        {"labels", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, false, false},
        {"index", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, true, false}},
       {{"background_label_id", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
@@ -46,7 +46,10 @@ inline const OpSchema& TrtBatchedNmsAttrs::Schema() {
        {"iou_threshold", AttrKind::kFloat, false, 0, 0.0f, "", {}, {}},
        {"is_normalized", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
        {"clip_boxes", AttrKind::kInt, false, 1, 0.0f, "", {}, {}},
-       {"return_index", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}}};
+       {"return_index", AttrKind::kInt, false, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 
@@ -111,9 +114,9 @@ struct TrtBatchedRotatedNmsAttrs {
 
 inline const OpSchema& TrtBatchedRotatedNmsAttrs::Schema() {
   static const OpSchema schema{
-      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"dets", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
+      {{"boxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"scores", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"dets", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
        {"labels", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, false, false}},
       {{"background_label_id", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
        {"num_classes", AttrKind::kInt, true, 0, 0.0f, "", {}, {}},
@@ -122,7 +125,10 @@ inline const OpSchema& TrtBatchedRotatedNmsAttrs::Schema() {
        {"score_threshold", AttrKind::kFloat, false, 0, 0.0f, "", {}, {}},
        {"iou_threshold", AttrKind::kFloat, false, 0, 0.0f, "", {}, {}},
        {"is_normalized", AttrKind::kInt, false, 0, 0.0f, "", {}, {}},
-       {"clip_boxes", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}}};
+       {"clip_boxes", AttrKind::kInt, false, 1, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -7,7 +7,6 @@
 
 namespace opbridge::ort {
 namespace {
-constexpr ONNXTensorElementDataType kFloat = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 constexpr ONNXTensorElementDataType kInt32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
 }  // namespace
 
@@ -43,12 +42,13 @@ Status TrtBatchedNmsOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputT
   void* labels = nullptr;
   void* index = nullptr;
   // Bounded by the per-call output limit (core/work_limits.h): keep_topk may be up to 2^31 - 1.
-  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, {batch, keep, params_.box_size() + 1}, &dets));
+  OPBRIDGE_RETURN_IF_ERROR(
+      AllocateBoundedOutput(api, ctx, 0, {batch, keep, params_.box_size() + 1}, &dets, boxes->type));
   OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 1, {batch, keep}, &labels));
   // The index is written when the node has the output (return_index as mmdeploy's exporter sets
   // it, or a third output); with return_index = 1 and no such output there is nothing to write.
   if (outputs > 2) OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 2, {batch, keep}, &index));
-  *out = {static_cast<float*>(dets), static_cast<int32_t*>(labels), static_cast<int32_t*>(index)};
+  *out = {dets, static_cast<int32_t*>(labels), static_cast<int32_t*>(index)};
   return Status::Ok();
 }
 
@@ -58,9 +58,12 @@ Status TrtBatchedNmsOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const 
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &out));
   OrtScratchAllocator scratch(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(scratch.Open());
-  return cpu::TrtBatchedNms(params_, boxes.Data<float>(), boxes.shape[2], scores.Data<float>(), boxes.shape[0],
-                            boxes.shape[1], scores.shape[2], out.dets, out.labels, out.index, scratch,
-                            OrtTaskRunner(api, ctx));
+  return ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cpu::TrtBatchedNms(params_, boxes.Data<T>(), boxes.shape[2], scores.Data<T>(), boxes.shape[0],
+                              boxes.shape[1], scores.shape[2], static_cast<T*>(out.dets), out.labels, out.index, scratch,
+                              OrtTaskRunner(api, ctx));
+  });
 }
 
 Status TrtBatchedNmsOp::InferShapeOf(const ShapeInference& infer, int64_t box_size, bool with_index) {
@@ -76,7 +79,8 @@ Status TrtBatchedNmsOp::InferShapeOf(const ShapeInference& infer, int64_t box_si
   dets.symbols = {batch_symbol, "", ""};
   rows.dims = {batch, has_keep ? keep : -1};
   rows.symbols = {batch_symbol, ""};
-  OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(0, kFloat, dets));
+  // dets of the boxes' dtype (left to ORT, which sets it from the inputs, where that is unknown).
+  if (boxes.type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(0, boxes.type, dets));
   OPBRIDGE_RETURN_IF_ERROR(infer.SetOutput(1, kInt32, rows));
   // The shape-inference context does not say how many outputs the node has (2, or 3 with the
   // index), and setting a third one a node lacks is an error: it is tried, and a failure means

@@ -23,7 +23,7 @@ class TrtBatchedNmsOp {
  protected:
   // The outputs of both Computes (index null when the node has no third output).
   struct Outputs {
-    float* dets = nullptr;
+    void* dets = nullptr;  // of the boxes' dtype
     int32_t* labels = nullptr;
     int32_t* index = nullptr;
   };

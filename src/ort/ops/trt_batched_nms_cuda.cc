@@ -13,9 +13,12 @@ Status TrtBatchedNmsOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) co
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &boxes, &scores, &out));
   CudaCompute cuda(api, ctx);
   OPBRIDGE_RETURN_IF_ERROR(cuda.Open());
-  return cuda::TrtBatchedNms(params_, boxes.Data<float>(), boxes.shape[2], scores.Data<float>(), boxes.shape[0],
-                             boxes.shape[1], scores.shape[2], out.dets, out.labels, out.index,
-                             cuda.scratch(), cuda.stream());
+  return ForFloatStorage(boxes.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::TrtBatchedNms(params_, boxes.Data<T>(), boxes.shape[2], scores.Data<T>(), boxes.shape[0],
+                               boxes.shape[1], scores.shape[2], static_cast<T*>(out.dets), out.labels, out.index,
+                               cuda.scratch(), cuda.stream());
+  });
 }
 
 }  // namespace opbridge::ort
