@@ -77,9 +77,11 @@ OPBRIDGE_HD inline float ToFloat(BFloat16 b) { return FloatFromBits(static_cast<
 // becomes 0x7FC0.
 OPBRIDGE_HD inline BFloat16 ToBFloat16(float v) {
   const uint32_t bits = FloatBits(v);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return {0x7FC0u};
   const uint32_t odd = (bits >> 16) & 1u;
-  return {static_cast<uint16_t>((bits + 0x7FFFu + odd) >> 16)};
+  const uint32_t rounded = (bits + 0x7FFFu + odd) >> 16;
+  // (A selection as a mask, not a branch, as ToFloat16's: the branch made a GPU kernel spill.)
+  const uint32_t is_nan = 0u - static_cast<uint32_t>((bits & 0x7FFFFFFFu) > 0x7F800000u);
+  return {static_cast<uint16_t>((0x7FC0u & is_nan) | (rounded & ~is_nan))};
 }
 
 // A kernel's reads and writes in its storage type T (float, Float16 or BFloat16): the float it

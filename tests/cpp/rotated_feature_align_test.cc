@@ -10,8 +10,10 @@
 #include <limits>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "half_values.h"
 #include "kernels/shared/rotated_feature_align_taps.h"
 #include "task_runners.h"
 
@@ -214,7 +216,7 @@ TEST(RotatedFeatureAlign, EmptyAxesWriteNothing) {
   RotatedFeatureAlignParams params;
   params.points = 5;
   for (auto dims : {std::vector<int64_t>{0, 3, 4, 4}, {2, 0, 4, 4}, {2, 3, 0, 4}, {2, 3, 4, 0}}) {
-    Status s = cpu::RotatedFeatureAlign(params, nullptr, dims[0], dims[1], dims[2], dims[3], nullptr, nullptr,
+    Status s = cpu::RotatedFeatureAlign<float>(params, nullptr, dims[0], dims[1], dims[2], dims[3], nullptr, nullptr,
                                         SerialTaskRunner());
     EXPECT_TRUE(s.ok()) << s.message();
   }
@@ -231,47 +233,60 @@ TEST(RotatedFeatureAlign, HugePlaneIsAnError) {
 // The CUDA kernel (kernels/cuda/rotated_feature_align.cu) on the host, thread by thread: each
 // (image, run of 16 channels, pixel) makes its taps once, then adds each channel's value and samples
 // in order.
-std::vector<float> DeviceAlign(const Problem& pr, float spatial_scale, int64_t points) {
+// T: the storage type of features, boxes and output.
+template <class T>
+std::vector<T> DeviceAlignOf(const Problem& pr, const std::vector<T>& features, const std::vector<T>& boxes,
+                             float spatial_scale, int64_t points) {
   RotatedFeatureAlignParams params;
   params.spatial_scale = spatial_scale;
   params.points = points;
   const int32_t plane = static_cast<int32_t>(pr.h * pr.w), runs = static_cast<int32_t>((pr.c + 15) / 16);
-  std::vector<float> out(pr.features.size(), -7.0f);
+  std::vector<T> out(features.size());
   for (int64_t t = 0; t < pr.n * runs * plane; ++t) {
     const int32_t pixel = static_cast<int32_t>(t % plane), run = static_cast<int32_t>((t / plane) % runs);
     const int64_t n = t / plane / runs;
     shared::BilinearTaps taps[5];
-    shared::PixelTaps(params, pr.boxes.data() + (n * plane + pixel) * 5, pr.h, pr.w, taps);
+    shared::PixelTaps(params, boxes.data() + (n * plane + pixel) * 5, pr.h, pr.w, taps);
     for (int64_t c = run * 16; c < std::min<int64_t>(pr.c, (run + 1) * 16); ++c) {
-      const float* in = pr.features.data() + (n * pr.c + c) * plane;
-      float value = in[pixel];
+      const T* in = features.data() + (n * pr.c + c) * plane;
+      float value = shared::Load(in + pixel);
       for (int k = 0; k < points; ++k) value += shared::BilinearSample(taps[k], in, pr.w);
-      out[(n * pr.c + c) * plane + pixel] = value;
+      shared::Store(&out[(n * pr.c + c) * plane + pixel], value);
     }
   }
   return out;
 }
 
-// The GPU's values are the CPU kernel's bits: random boxes across and off the edges at any angle,
-// 1 and 5 points, channel counts around the run of 16, NaN and infinite features and boxes.
-TEST(RotatedFeatureAlignDeviceCode, MatchesTheCpuKernelBitForBit) {
-  std::mt19937 rng(21);
+std::vector<float> DeviceAlign(const Problem& pr, float spatial_scale, int64_t points) {
+  return DeviceAlignOf(pr, pr.features, pr.boxes, spatial_scale, points);
+}
+
+// Random boxes across and off the edges at any angle, channel counts around the run of 16, NaN and
+// infinite features and boxes.
+Problem RandomProblem(std::mt19937* rng, int64_t channels) {
   std::normal_distribution<float> normal;
   std::uniform_real_distribution<float> coordinate(-6.0f, 40.0f), side(0.0f, 30.0f), angle(-4.0f, 4.0f);
+  Problem pr{2, channels, 13, 17, std::vector<float>(2 * channels * 13 * 17), std::vector<float>(2 * 13 * 17 * 5)};
+  for (auto& v : pr.features) v = normal(*rng);
+  for (size_t b = 0; b < pr.boxes.size(); b += 5) {
+    pr.boxes[b] = coordinate(*rng);
+    pr.boxes[b + 1] = coordinate(*rng);
+    pr.boxes[b + 2] = side(*rng);
+    pr.boxes[b + 3] = side(*rng);
+    pr.boxes[b + 4] = angle(*rng);
+  }
+  pr.features[3] = std::numeric_limits<float>::infinity();
+  pr.features[pr.features.size() - 9] = std::numeric_limits<float>::quiet_NaN();
+  pr.boxes[5 * 7] = std::numeric_limits<float>::quiet_NaN();
+  pr.boxes[5 * 11 + 4] = std::numeric_limits<float>::infinity();
+  return pr;
+}
+
+// The GPU's values are the CPU kernel's bits: 1 and 5 points, both scales, RandomProblem's cases.
+TEST(RotatedFeatureAlignDeviceCode, MatchesTheCpuKernelBitForBit) {
+  std::mt19937 rng(21);
   for (int64_t channels : {1, 16, 35}) {
-    Problem pr{2, channels, 13, 17, std::vector<float>(2 * channels * 13 * 17), std::vector<float>(2 * 13 * 17 * 5)};
-    for (auto& v : pr.features) v = normal(rng);
-    for (size_t b = 0; b < pr.boxes.size(); b += 5) {
-      pr.boxes[b] = coordinate(rng);
-      pr.boxes[b + 1] = coordinate(rng);
-      pr.boxes[b + 2] = side(rng);
-      pr.boxes[b + 3] = side(rng);
-      pr.boxes[b + 4] = angle(rng);
-    }
-    pr.features[3] = std::numeric_limits<float>::infinity();
-    pr.features[pr.features.size() - 9] = std::numeric_limits<float>::quiet_NaN();
-    pr.boxes[5 * 7] = std::numeric_limits<float>::quiet_NaN();
-    pr.boxes[5 * 11 + 4] = std::numeric_limits<float>::infinity();
+    const Problem pr = RandomProblem(&rng, channels);
     for (int64_t points : {1, 5}) {
       for (float scale : {0.5f, 1.0f}) {
         const auto cpu = RunAlign(pr, scale, points, SerialTaskRunner());
@@ -281,6 +296,43 @@ TEST(RotatedFeatureAlignDeviceCode, MatchesTheCpuKernelBitForBit) {
       }
     }
   }
+}
+
+// Half storage: the CPU kernel, serially and on 3 threads, and the device code give the float32
+// kernel's outputs on the half values (features and boxes), rounded once; a feature past float16's
+// 65,504 is infinite there.
+template <class T>
+void ExpectHalfRotatedFeatureAlign() {
+  std::mt19937 rng(22);
+  for (int64_t channels : {1, 35}) {
+    Problem pr = RandomProblem(&rng, channels);
+    pr.features[40] = 7e4f;
+    const std::vector<T> features = testing::StoredAs<T>(pr.features), boxes = testing::StoredAs<T>(pr.boxes);
+    Problem rounded = pr;
+    rounded.features = testing::FloatsOf(features);
+    rounded.boxes = testing::FloatsOf(boxes);
+    for (int64_t points : {1, 5}) {
+      const std::vector<float> float32 = RunAlign(rounded, 0.5f, points, SerialTaskRunner());
+      RotatedFeatureAlignParams params;
+      params.spatial_scale = 0.5f;
+      params.points = points;
+      std::vector<T> serial(features.size()), threaded(features.size());
+      ASSERT_TRUE(cpu::RotatedFeatureAlign(params, features.data(), pr.n, pr.c, pr.h, pr.w, boxes.data(), serial.data(),
+                                           SerialTaskRunner()).ok());
+      ASSERT_TRUE(cpu::RotatedFeatureAlign(params, features.data(), pr.n, pr.c, pr.h, pr.w, boxes.data(),
+                                           threaded.data(), testing::ThreadedTaskRunner(3)).ok());
+      const std::vector<T> device = DeviceAlignOf(pr, features, boxes, 0.5f, points);
+      testing::ExpectFloat32RoundedOnce(serial, float32, {&threaded, &device},
+                                        std::to_string(channels) + " channels, " + std::to_string(points) + " points");
+    }
+  }
+}
+
+TEST(RotatedFeatureAlignHalfStorage, Float16IsTheFloat32KernelRoundedOnce) {
+  ExpectHalfRotatedFeatureAlign<shared::Float16>();
+}
+TEST(RotatedFeatureAlignHalfStorage, BFloat16IsTheFloat32KernelRoundedOnce) {
+  ExpectHalfRotatedFeatureAlign<shared::BFloat16>();
 }
 
 }  // namespace

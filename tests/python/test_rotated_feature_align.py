@@ -17,8 +17,10 @@ from onnx import TensorProto, helper
 
 import opbridge
 import opbridge.ops
-from graphs import EXPORTERS, assert_close, one_node_model, run, run_error, session_error
+from graphs import (EXPORTERS, assert_close, cast_around, one_node_model, round_to, run, run_error, run_half,
+                    session_error)
 from opbridge import manifest
+from opbridge.tolerances import same_bits_but_nan, tolerance
 from opbridge.export import custom_nodes
 
 f32 = np.float32
@@ -139,6 +141,29 @@ def test_matches_reference(identity, points, spatial_scale, shape):
     expected = reference(features, boxes, spatial_scale, points)
     assert_close(run_align(features, boxes, spatial_scale, points, identity), expected, "float64_reference",
                  "rotated_feature_align")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("identity", IDENTITIES)
+def test_half_is_the_float32_result_rounded_once(identity, dtype):
+    """float16 and bfloat16 features and boxes: bit for bit the float32 op's output on the half values,
+    rounded once, for 1 and 5 points; and the float64 reference on the half values, rounded, within
+    the half tolerance."""
+    rng = np.random.default_rng(51)
+    features, boxes = problem(rng, 2, 6, 20, 24, 0.5)
+    for points in (1, 5):
+        attrs = {"spatial_scale": 0.5, "points": points}
+        model = one_node_model(identity, attrs, INPUTS, ["output"], input_types={n: dtype for n in INPUTS})
+        if dtype == "bfloat16":
+            model = cast_around(model, dtype, set(INPUTS), {"output"})
+        feeds = {"features": features, "best_rbboxes": boxes}
+        (got,) = run_half(model, feeds, dtype)
+        rounded = {n: round_to(v, dtype) for n, v in feeds.items()}
+        (exact,) = run(align_model(0.5, points, identity), rounded)
+        assert same_bits_but_nan(round_to(exact, dtype), got)
+        tol = tolerance("half", dtype)
+        expected = reference(rounded["features"], rounded["best_rbboxes"], 0.5, points)
+        np.testing.assert_allclose(got, round_to(expected, dtype), rtol=tol.rtol, atol=tol.atol)
 
 
 @pytest.mark.parametrize("points", [1, 5])

@@ -40,22 +40,23 @@ using shared::PixelTaps;
 // Pixels first + [begin, end) of one plane, written to out[begin, end): the pixel's own value
 // plus its samples, added in order. taps[i] are those of pixel first + i. The point count is a
 // template parameter so that the inner loop has a fixed length.
-template <int kPoints>
-void AlignRun(const float* plane, int64_t width, int64_t first, const BilinearTaps* taps, int64_t begin, int64_t end,
-              float* out) {
+// T: the storage type (half values read as the floats they hold, each output rounded once).
+template <int kPoints, class T>
+void AlignRun(const T* plane, int64_t width, int64_t first, const BilinearTaps* taps, int64_t begin, int64_t end,
+              T* out) {
   for (int64_t i = begin; i < end; ++i) {
     const BilinearTaps* t = taps + i * kPoints;
-    float value = plane[first + i];
+    float value = shared::Load(plane + first + i);
     for (int k = 0; k < kPoints; ++k) value += BilinearSample(t[k], plane, width);
-    out[i] = value;
+    shared::Store(out + i, value);
   }
 }
 
 }  // namespace
 
-Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const float* features, int64_t batch,
-                           int64_t channels, int64_t height, int64_t width, const float* best_rbboxes,
-                           float* output, const TaskRunner& runner) {
+template <class T>
+Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const T* features, int64_t batch, int64_t channels,
+                           int64_t height, int64_t width, const T* best_rbboxes, T* output, const TaskRunner& runner) {
   // An empty axis: no output element, nothing to read (with H or W = 0 there is no pixel).
   if (batch == 0 || channels == 0 || height == 0 || width == 0) return Status::Ok();
   const int64_t plane = height * width;
@@ -64,12 +65,12 @@ Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const float* feat
   std::vector<BilinearTaps> taps(static_cast<size_t>(std::min(chunk_pixels, plane) * points));
 
   auto prepare = [&](int64_t n, int64_t chunk, int64_t begin, int64_t end) {
-    const float* boxes = best_rbboxes + (n * plane + chunk) * 5;
+    const T* boxes = best_rbboxes + (n * plane + chunk) * 5;
     for (int64_t i = begin; i < end; ++i) PixelTaps(p, boxes + i * 5, height, width, taps.data() + i * points);
   };
   auto apply = [&](int64_t n, int64_t c, int64_t chunk, int64_t begin, int64_t end) {
-    const float* plane_in = features + (n * channels + c) * plane;
-    float* out = output + (n * channels + c) * plane + chunk;
+    const T* plane_in = features + (n * channels + c) * plane;
+    T* out = output + (n * channels + c) * plane + chunk;
     if (points == 1) {
       AlignRun<1>(plane_in, width, chunk, taps.data(), begin, end, out);
     } else {
@@ -78,5 +79,13 @@ Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const float* feat
   };
   return ForEachPixelChunk(runner, batch, channels, plane, {chunk_pixels, kTapBlock, kRunPixels}, prepare, apply);
 }
+
+#define OPBRIDGE_ROTATED_FEATURE_ALIGN(T)                                                                     \
+  template Status RotatedFeatureAlign<T>(const RotatedFeatureAlignParams&, const T*, int64_t, int64_t, int64_t, \
+                                         int64_t, const T*, T*, const TaskRunner&);
+OPBRIDGE_ROTATED_FEATURE_ALIGN(float)
+OPBRIDGE_ROTATED_FEATURE_ALIGN(shared::Float16)
+OPBRIDGE_ROTATED_FEATURE_ALIGN(shared::BFloat16)
+#undef OPBRIDGE_ROTATED_FEATURE_ALIGN
 
 }  // namespace opbridge::cpu

@@ -31,11 +31,11 @@ constexpr int64_t kTargetBlocks = 1024;
 
 // tiles: of all images (image = tile / image_tiles); channels [slice * slice_channels, ...) of
 // blockIdx.y's slice.
-template <int kPoints, class Index>
-__global__ void __launch_bounds__(kThreads) AlignKernel(RotatedFeatureAlignParams p, const float* features,
+template <int kPoints, class Index, class T>
+__global__ void __launch_bounds__(kThreads) AlignKernel(RotatedFeatureAlignParams p, const T* features,
                                                          int32_t channels, int32_t height, int32_t width,
-                                                         const float* boxes, Index tiles, Index image_tiles,
-                                                         int32_t slice_channels, float* output) {
+                                                         const T* boxes, Index tiles, Index image_tiles,
+                                                         int32_t slice_channels, T* output) {
   __shared__ shared::BilinearTaps taps[kPoints][kTilePixels];
   const int32_t plane = height * width;
   const int lane = threadIdx.x % kTilePixels, warp = threadIdx.x / kTilePixels;
@@ -56,33 +56,33 @@ __global__ void __launch_bounds__(kThreads) AlignKernel(RotatedFeatureAlignParam
       const int64_t step = static_cast<int64_t>(kChannelWarps) * plane;
       int64_t offset = (static_cast<int64_t>(n) * channels + c_begin + warp) * plane;
       for (int32_t c = c_begin + warp; c < c_end; c += kChannelWarps, offset += step) {
-        const float* in = features + offset;
-        float value = in[pixel];
+        const T* in = features + offset;
+        float value = shared::Load(in + pixel);
 #pragma unroll
         for (int k = 0; k < kPoints; ++k) value += shared::BilinearSample(taps[k][lane], in, width);
-        output[offset + pixel] = value;
+        shared::Store(output + offset + pixel, value);
       }
     }
     __syncthreads();  // the next tile's taps overwrite these
   }
 }
 
-template <int kPoints, class Index>
-void Launch(const RotatedFeatureAlignParams& p, const float* features, int32_t channels, int32_t height,
-            int32_t width, const float* boxes, int64_t tiles, int64_t image_tiles, int32_t slices,
-            int32_t slice_channels, float* output, Stream stream) {
+template <int kPoints, class Index, class T>
+void Launch(const RotatedFeatureAlignParams& p, const T* features, int32_t channels, int32_t height,
+            int32_t width, const T* boxes, int64_t tiles, int64_t image_tiles, int32_t slices,
+            int32_t slice_channels, T* output, Stream stream) {
   const int64_t grid_x = tiles < (int64_t{1} << 20) ? tiles : (int64_t{1} << 20);
   const dim3 grid(static_cast<unsigned int>(grid_x), static_cast<unsigned int>(slices));
-  AlignKernel<kPoints, Index><<<grid, kThreads, 0, stream>>>(p, features, channels, height, width, boxes,
+  AlignKernel<kPoints, Index, T><<<grid, kThreads, 0, stream>>>(p, features, channels, height, width, boxes,
                                                              static_cast<Index>(tiles),
                                                              static_cast<Index>(image_tiles), slice_channels, output);
 }
 
 }  // namespace
 
-Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const float* features, int64_t batch,
-                           int64_t channels, int64_t height, int64_t width, const float* best_rbboxes, float* output,
-                           Stream stream) {
+template <class T>
+Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const T* features, int64_t batch, int64_t channels,
+                           int64_t height, int64_t width, const T* best_rbboxes, T* output, Stream stream) {
   ClearStaleError();
   if (batch == 0 || channels == 0 || height == 0 || width == 0) return Status::Ok();
   // Planes fit 32 bits (CheckRotatedFeatureAlignShapes), and so must the channel count of one image.
@@ -109,5 +109,13 @@ Status RotatedFeatureAlign(const RotatedFeatureAlignParams& p, const float* feat
   }
   return LaunchStatus("the rotated feature align kernel", stream);
 }
+
+#define OPBRIDGE_ROTATED_FEATURE_ALIGN(T)                                                                     \
+  template Status RotatedFeatureAlign<T>(const RotatedFeatureAlignParams&, const T*, int64_t, int64_t, int64_t, \
+                                         int64_t, const T*, T*, Stream);
+OPBRIDGE_ROTATED_FEATURE_ALIGN(float)
+OPBRIDGE_ROTATED_FEATURE_ALIGN(shared::Float16)
+OPBRIDGE_ROTATED_FEATURE_ALIGN(shared::BFloat16)
+#undef OPBRIDGE_ROTATED_FEATURE_ALIGN
 
 }  // namespace opbridge::cuda

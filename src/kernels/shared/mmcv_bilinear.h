@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/half_storage.h"
 #include "core/host_device.h"
 
 namespace opbridge::shared {
@@ -84,11 +85,13 @@ OPBRIDGE_HD inline BilinearTaps MakeBilinearTaps(float y, float x, int64_t heigh
 }
 
 // The point's value in one plane: mmcv's w1*v1 + w2*v2 + w3*v3 + w4*v4, in that order; 0 outside.
-OPBRIDGE_HD inline float BilinearSample(const BilinearTaps& t, const float* plane, int64_t width) {
+// T: the plane's storage type (float, Float16 or BFloat16), each value read as the float it holds.
+template <class T>
+OPBRIDGE_HD inline float BilinearSample(const BilinearTaps& t, const T* plane, int64_t width) {
   if (t.base == kTapsOutside) return 0.0f;
-  const float* low = plane + t.base;
-  const float* high = low + t.dy * width;
-  return t.w[0] * low[0] + t.w[1] * low[t.dx] + t.w[2] * high[0] + t.w[3] * high[t.dx];
+  const T* low = plane + t.base;
+  const T* high = low + t.dy * width;
+  return t.w[0] * Load(low) + t.w[1] * Load(low + t.dx) + t.w[2] * Load(high) + t.w[3] * Load(high + t.dx);
 }
 
 }  // namespace opbridge::shared

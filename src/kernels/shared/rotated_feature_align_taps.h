@@ -14,16 +14,18 @@
 namespace opbridge::shared {
 
 // The taps of the sample points of one pixel's box (y, x, w, h, a), in mmcv's order and float32
-// arithmetic: p.points of them (1 or 5).
-OPBRIDGE_HD inline void PixelTaps(const RotatedFeatureAlignParams& p, const float* box, int64_t height,
+// arithmetic: p.points of them (1 or 5). R: the box's storage type, read as the floats it holds.
+template <class R>
+OPBRIDGE_HD inline void PixelTaps(const RotatedFeatureAlignParams& p, const R* stored_box, int64_t height,
                                   int64_t width, BilinearTaps* taps) {
-  const float roi_y = box[0] * p.spatial_scale;
-  const float roi_x = box[1] * p.spatial_scale;
+  // Each value read where it is used (a local array of the five was spilled on the GPU).
+  const float roi_y = Load(stored_box) * p.spatial_scale;
+  const float roi_x = Load(stored_box + 1) * p.spatial_scale;
   taps[0] = MakeBilinearTaps(roi_y, roi_x, height, width);
   if (p.points == 1) return;
-  const float roi_w = box[2] * p.spatial_scale;
-  const float roi_h = box[3] * p.spatial_scale;
-  const float roi_a = box[4];
+  const float roi_w = Load(stored_box + 2) * p.spatial_scale;
+  const float roi_h = Load(stored_box + 3) * p.spatial_scale;
+  const float roi_a = Load(stored_box + 4);
   const float w_2 = roi_w / 2, h_2 = roi_h / 2;
   // mmcv calls cosf and sinf. glibc's are within an ulp of the true value but not correctly
   // rounded (about 1% of angles differ from it in the last bit), and x86-64 glibc picks an FMA

@@ -28,11 +28,14 @@ struct RotatedFeatureAlignAttrs {
 
 inline const OpSchema& RotatedFeatureAlignAttrs::Schema() {
   static const OpSchema schema{
-      {{"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false},
-       {"best_rbboxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
-      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, false, false}},
+      {{"features", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false},
+       {"best_rbboxes", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
+      {{"output", ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED, false, false}},
       {{"spatial_scale", AttrKind::kFloat, true, 0, 0.0f, "", {}, {}},
-       {"points", AttrKind::kInt, true, 0, 0.0f, "", {}, {}}}};
+       {"points", AttrKind::kInt, true, 0, 0.0f, "", {}, {}}},
+      {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+       ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16}};
   return schema;
 }
 

@@ -15,24 +15,26 @@ Status RotatedFeatureAlignOp::Create(const Attrs& attrs, std::unique_ptr<Rotated
 }
 
 Status RotatedFeatureAlignOp::Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* features,
-                                      InputTensor* boxes, float** output) const {
+                                      InputTensor* boxes, void** output) const {
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 0, features));
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 1, boxes));
   OPBRIDGE_RETURN_IF_ERROR(CheckRotatedFeatureAlignShapes(features->shape, boxes->shape));
-  void* data = nullptr;
   const Shape out_shape = RotatedFeatureAlignOutputShape(features->shape);
-  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, &data));  // the per-call limit
-  *output = static_cast<float*>(data);
+  // The per-call limit; of the features' dtype.
+  OPBRIDGE_RETURN_IF_ERROR(AllocateBoundedOutput(api, ctx, 0, out_shape, output, features->type));
   return Status::Ok();
 }
 
 Status RotatedFeatureAlignOp::Compute(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor features, boxes;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &features, &boxes, &output));
-  return cpu::RotatedFeatureAlign(params_, features.Data<float>(), features.shape[0], features.shape[1],
-                                  features.shape[2], features.shape[3], boxes.Data<float>(), output,
-                                  OrtTaskRunner(api, ctx));
+  return ForFloatStorage(features.type, [&](auto type) {
+    using T = decltype(type);
+    return cpu::RotatedFeatureAlign(params_, features.Data<T>(), features.shape[0], features.shape[1],
+                                    features.shape[2], features.shape[3], boxes.Data<T>(), static_cast<T*>(output),
+                                    OrtTaskRunner(api, ctx));
+  });
 }
 
 Status RotatedFeatureAlignOp::InferShape(const ShapeInference& infer) {
@@ -45,7 +47,9 @@ Status RotatedFeatureAlignOp::InferShape(const ShapeInference& infer) {
     out.dims = {-1, -1, -1, -1};
     out.symbols = {"", "", "", ""};
   }
-  return infer.SetOutput(0, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, out);
+  // Of the features' dtype (ORT sets it from the inputs where that is unknown).
+  if (features.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return Status::Ok();
+  return infer.SetOutput(0, features.type, out);
 }
 
 }  // namespace opbridge::ort

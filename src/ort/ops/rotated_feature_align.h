@@ -19,9 +19,10 @@ class RotatedFeatureAlignOp {
   static Status InferShape(const ShapeInference& infer);
 
  private:
-  // What both providers do first: the inputs (shapes checked) and the allocated output.
+  // What both providers do first: the inputs (shapes checked) and the allocated output (of the
+  // features' dtype).
   Status Prepare(const OrtApi& api, OrtKernelContext* ctx, InputTensor* features, InputTensor* boxes,
-                 float** output) const;
+                 void** output) const;
 
   RotatedFeatureAlignParams params_;
 };

@@ -9,12 +9,16 @@ namespace opbridge::ort {
 
 Status RotatedFeatureAlignOp::ComputeCuda(const OrtApi& api, OrtKernelContext* ctx) const {
   InputTensor features, boxes;
-  float* output = nullptr;
+  void* output = nullptr;
   OPBRIDGE_RETURN_IF_ERROR(Prepare(api, ctx, &features, &boxes, &output));
   CudaContext cuda;
   OPBRIDGE_RETURN_IF_ERROR(GetCudaContext(api, ctx, &cuda));
-  return cuda::RotatedFeatureAlign(params_, features.Data<float>(), features.shape[0], features.shape[1],
-                                   features.shape[2], features.shape[3], boxes.Data<float>(), output, cuda.stream);
+  return ForFloatStorage(features.type, [&](auto type) {
+    using T = decltype(type);
+    return cuda::RotatedFeatureAlign(params_, features.Data<T>(), features.shape[0], features.shape[1],
+                                     features.shape[2], features.shape[3], boxes.Data<T>(), static_cast<T*>(output),
+                                     cuda.stream);
+  });
 }
 
 }  // namespace opbridge::ort
