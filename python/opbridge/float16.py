@@ -16,20 +16,21 @@ Every other opbridge node then reads and writes float16: its float32 kernel's ou
 values, rounded once (README, "Half precision").
 
 Three more things make whole files convert:
-- onnxruntime.transformers.float16 (ORT 1.21 to 1.32) gives a float16 value read by two blocked
-  nodes two Casts of one name and one output (Faster R-CNN's legacy export: the image size is clipped
-  against by the RPN's and the box head's Min), which ORT refuses ("two nodes with same node name").
-  The duplicates are removed: they compute the same value.
+- onnxruntime.transformers.float16 of ORT 1.30 and 1.32 (which names a Cast after its value, where
+  1.21 names it after its node) gives a float16 value read by two blocked nodes two Casts of one
+  name and one output (Faster R-CNN's legacy export: the image size is clipped against by the RPN's
+  and the box head's Min), which ORT refuses ("two nodes with same node name"). The duplicates are
+  removed: they compute the same value.
 - The converter keys its rules by op type alone, whatever the domain (ORT's GroupNorm keeps its
   scale and bias float32, for one), so the registered nodes take op types of their own while it runs.
 - ONNX's type inference knows nothing of custom nodes, and the converter casts only around values
   whose type it knows (a float32-only opbridge node's outputs, and what reads them); so the outputs of
   registered nodes are declared first, from the manifest.
-onnxconverter-common's convert_float_to_float16 (1.15, 1.16) is not used: it leaves every Cast to
-float32 in the file unchanged while marking its output float16, which ORT refuses (every exported
-detector has such Casts: microsoft/onnxconverter-common issue 320), and it raises AttributeError on a
-Cast to float32 with two readers after a blocked node. The op by op conversion of opbridge's nodes
-by it is tested (tests/python/test_float16_conversion.py).
+onnxconverter-common's convert_float_to_float16 (1.16.0 tested; the Cast defect came with 1.15) is
+not used: it leaves every Cast to float32 in the file unchanged while marking its output float16,
+which ORT refuses (every exported detector has such Casts: microsoft/onnxconverter-common issue 320),
+and it raises AttributeError on a Cast to float32 with two readers after a blocked node. The op by
+op conversion of opbridge's nodes by it is tested (tests/python/test_float16_conversion.py).
 """
 
 from __future__ import annotations

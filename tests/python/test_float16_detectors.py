@@ -1,7 +1,7 @@
 """Whole files converted to float16 by opbridge.float16.convert (with and without keep_io_types), in
 an ORT session on the CPU: torchvision detectors from opbridge.export (Mask R-CNN from the legacy
 exporter, whose RPN and box head clip against one image size: the converter's duplicate-Cast case;
-Faster R-CNN from the dynamo exporter), and an mmdeploy-style file with an op that takes float16
+Faster R-CNN from the dynamo exporter), and an mmdeploy-style file with ops that take float16
 and one that does not yet. The session opens and runs, and, op by op, each opbridge node in the
 converted run gives the float32 op's outputs on the values it read: those whose op takes float16
 read their type parameter's inputs in float16 and round once, bit for bit; the others read float32.
@@ -109,12 +109,22 @@ def test_converted_detector_runs_our_nodes_in_float16(name, exporter, keep_io_ty
             assert values[o.name].dtype == (np.float32 if keep_io_types else np.float16), o.name
 
 
+def mmdeploy_file() -> onnx.ModelProto:
+    """test_check's mmdeploy detector tail (mmdeploy::grid_sampler and mmdeploy::TRTBatchedNMS, which
+    take float16) with mmdeploy::TRTBicubicInterpolate (which does not yet) upsampling the features
+    into a fourth output."""
+    model = mmdeploy_detector_tail()
+    model.graph.node.append(onnx.helper.make_node("TRTBicubicInterpolate", ["features"], ["upsampled"],
+                                                  domain="mmdeploy", scale_factor=[2.0, 2.0], align_corners=0))
+    model.graph.output.append(onnx.helper.make_tensor_value_info("upsampled", onnx.TensorProto.FLOAT, None))
+    return model
+
+
 @pytest.mark.parametrize("keep_io_types", [False, True], ids=lambda k: f"keep_io_types={k}")
 def test_converted_mmdeploy_file(keep_io_types):
-    """An mmdeploy-style file (test_check's detector tail: mmdeploy::grid_sampler, which takes
-    float16, and mmdeploy::TRTBatchedNMS, which does not yet): the sampler reads float16, the NMS
-    stays float32 behind the converter's Casts, and both give the float32 op's outputs."""
-    converted = opbridge.float16.convert(mmdeploy_detector_tail(), keep_io_types=keep_io_types)
+    """An mmdeploy-style file (mmdeploy_file): the sampler and the NMS read float16, the bicubic
+    interpolation stays float32 behind the converter's Casts, and all give the float32 op's outputs."""
+    converted = opbridge.float16.convert(mmdeploy_file(), keep_io_types=keep_io_types)
     rng = np.random.default_rng(0)
     xy = rng.uniform(0, 60, (2, 40, 1, 2))
     feeds = {"features": rng.standard_normal((2, 8, 32, 32)), "grid": rng.uniform(-1.1, 1.1, (2, 32, 32, 2)),
@@ -122,8 +132,9 @@ def test_converted_mmdeploy_file(keep_io_types):
     dtype = np.float32 if keep_io_types else np.float16
     values = check_op_by_op(converted, {n: round_to(v, "float16").astype(dtype) for n, v in feeds.items()})
     by_type = {n.op_type: opbridge.float16.takes_float16(n) for n in opbridge_nodes(converted)}
-    assert by_type == {"grid_sampler": True, "TRTBatchedNMS": False}
+    assert by_type == {"grid_sampler": True, "TRTBatchedNMS": True, "TRTBicubicInterpolate": False}
     assert values["dets"].dtype == dtype and values["labels"].dtype == np.int32
+    assert values["upsampled"].dtype == dtype and values["upsampled"].shape == (2, 8, 64, 64)
 
 
 @pytest.mark.parametrize("exporter", ["legacy", "dynamo"])
