@@ -29,9 +29,6 @@ REPO = Path(__file__).resolve().parents[2]
 GENERATED = "src/ort/generated"
 _NOTICE = "// Generated from python/opbridge/ops.toml by `python -m opbridge generate`: do not edit.\n"
 
-_ONNX_TYPES = {"float32": "FLOAT", "float64": "DOUBLE", "float16": "FLOAT16", "bfloat16": "BFLOAT16", "int64": "INT64",
-               "int32": "INT32",
-               "int8": "INT8", "uint8": "UINT8", "bool": "BOOL", "T": "UNDEFINED"}
 _ATTR_KINDS = {"int": "kInt", "float": "kFloat", "string": "kString", "ints": "kInts", "floats": "kFloats"}
 _CPP_TYPES = {"int": "int64_t", "float": "float", "string": "std::string", "ints": "std::vector<int64_t>",
               "floats": "std::vector<float>"}
@@ -43,7 +40,7 @@ def _comment(text: str) -> list[str]:
 
 
 def _onnx_type(dtype: str) -> str:
-    return f"ONNX_TENSOR_ELEMENT_DATA_TYPE_{_ONNX_TYPES[dtype]}"
+    return f"ONNX_TENSOR_ELEMENT_DATA_TYPE_{manifest.ONNX_TYPES[dtype]}"
 
 
 def _c_string(text: str) -> str:

@@ -42,8 +42,6 @@ from opbridge._optional import require_onnxruntime
 
 # The ONNX standard's domains: a node there with an op type of the converter's block list is ONNX's op.
 _STANDARD_DOMAINS = ("", "ai.onnx")
-_TYPES = {"float32": onnx.TensorProto.FLOAT, "float16": onnx.TensorProto.FLOAT16, "bfloat16": onnx.TensorProto.BFLOAT16,
-          "float64": onnx.TensorProto.DOUBLE, "int32": onnx.TensorProto.INT32, "int64": onnx.TensorProto.INT64}
 
 
 def convert(model: onnx.ModelProto, keep_io_types: bool = False, node_block_list=()) -> onnx.ModelProto:
@@ -141,7 +139,8 @@ def _declare_registered_outputs(model: onnx.ModelProto) -> None:
             t_type = next((types[name] for name, t in zip(node.input, signature.inputs)
                            if t.dtype == "T" and name in types), None)
             for name, t in zip(node.output, signature.outputs):
-                elem_type = t_type if t.dtype == "T" else _TYPES.get(t.dtype)
+                fixed = getattr(onnx.TensorProto, manifest.ONNX_TYPES.get(t.dtype, ""), None)  # None: "int64 or int32"
+                elem_type = t_type if t.dtype == "T" else fixed
                 if name and name not in types and elem_type:
                     declared.append(onnx.helper.make_tensor_value_info(name, elem_type, None))
         if not declared:

@@ -15,6 +15,10 @@ import tomllib
 from pathlib import Path
 
 MANIFEST_PATH = Path(__file__).with_name("ops.toml")
+# The ONNX element type of each dtype the manifest names (onnx.TensorProto's and the C API's
+# ONNX_TENSOR_ELEMENT_DATA_TYPE_ names); the type parameter T is UNDEFINED until a model fixes it.
+ONNX_TYPES = {"float32": "FLOAT", "float64": "DOUBLE", "float16": "FLOAT16", "bfloat16": "BFLOAT16", "int64": "INT64",
+              "int32": "INT32", "int8": "INT8", "uint8": "UINT8", "bool": "BOOL", "T": "UNDEFINED"}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -140,6 +140,15 @@ Status ForFloatStorage(ONNXTensorElementDataType type, const Run& run) {
   }
 }
 
+// The first element of `tensor` (shape checked by the caller: at least one element), of a float
+// storage type (ForFloatStorage's), as the float it holds: a scalar input of an op's type parameter.
+inline Status FirstFloatOf(const InputTensor& tensor, float* value) {
+  return ForFloatStorage(tensor.type, [&](auto type) {
+    *value = shared::Load(tensor.Data<decltype(type)>());
+    return Status::Ok();
+  });
+}
+
 // Scratch memory for one Compute call from the session's CPU allocator (ORT's arena reuses it
 // across calls), as the kernels' ScratchAllocator. Open() once before use; then Allocate and Free may
 // be called from any task (ORT's allocator is thread-safe). A CUDA twin's device scratch comes from

@@ -330,6 +330,24 @@ void AwkwardScene(std::mt19937* rng, int64_t n, float spread, std::vector<float>
   }
 }
 
+// A multi-class layout's scene: boxes [batch, n, 4] (image 0 spread over 2,500 px, the others over
+// 150) and scores [batch, classes, n], each image's and each class's from `scene`.
+void MulticlassScene(void (*scene)(std::mt19937*, int64_t, float, std::vector<float>*, std::vector<float>*),
+                     std::mt19937* rng, int64_t batch, int64_t classes, int64_t n, std::vector<float>* boxes,
+                     std::vector<float>* scores) {
+  std::vector<float> unused;
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<float> image_boxes;
+    scene(rng, n, b == 0 ? 2500.0f : 150.0f, &image_boxes, &unused);
+    boxes->insert(boxes->end(), image_boxes.begin(), image_boxes.end());
+    for (int64_t c = 0; c < classes; ++c) {
+      std::vector<float> class_scores;
+      scene(rng, n, 10.0f, &unused, &class_scores);
+      scores->insert(scores->end(), class_scores.begin(), class_scores.end());
+    }
+  }
+}
+
 TEST(NmsDeviceCode, KeepsTheCpuKernelsBoxesInTheirOrder) {
   std::mt19937 rng(11);
   for (int64_t n : {0, 1, 7, 300, 1500}) {
@@ -422,17 +440,8 @@ TEST(NmsDeviceCode, BothSidesOfTheMaskBudgetKeepTheCpuKernelsBoxes) {
 TEST(MulticlassNmsDeviceCode, KeepsTheCpuKernelsRows) {
   std::mt19937 rng(12);
   const int64_t batch = 2, classes = 3, n = 700;
-  std::vector<float> boxes, scores, unused;
-  for (int64_t b = 0; b < batch; ++b) {
-    std::vector<float> image_boxes;
-    AwkwardScene(&rng, n, b == 0 ? 2500.0f : 150.0f, &image_boxes, &unused);
-    boxes.insert(boxes.end(), image_boxes.begin(), image_boxes.end());
-    for (int64_t c = 0; c < classes; ++c) {
-      std::vector<float> class_scores;
-      AwkwardScene(&rng, n, 10.0f, &unused, &class_scores);
-      scores.insert(scores.end(), class_scores.begin(), class_scores.end());
-    }
-  }
+  std::vector<float> boxes, scores;
+  MulticlassScene(AwkwardScene, &rng, batch, classes, n, &boxes, &scores);
   for (float score_threshold : {-kInf, 0.0f, 0.5f}) {
     for (int64_t limit : {-1, 0, 1, 40, 300, 5000}) {
       for (float iou : {0.0f, 0.4f, 0.8f}) {
@@ -520,17 +529,8 @@ template <class T>
 void CheckMulticlassNmsHalfStorage() {
   std::mt19937 rng(32);
   const int64_t batch = 2, classes = 3, n = 700;
-  std::vector<float> boxes, scores, unused;
-  for (int64_t b = 0; b < batch; ++b) {
-    std::vector<float> image_boxes;
-    HalfScene(&rng, n, b == 0 ? 2500.0f : 150.0f, &image_boxes, &unused);
-    boxes.insert(boxes.end(), image_boxes.begin(), image_boxes.end());
-    for (int64_t c = 0; c < classes; ++c) {
-      std::vector<float> class_scores;
-      HalfScene(&rng, n, 10.0f, &unused, &class_scores);
-      scores.insert(scores.end(), class_scores.begin(), class_scores.end());
-    }
-  }
+  std::vector<float> boxes, scores;
+  MulticlassScene(HalfScene, &rng, batch, classes, n, &boxes, &scores);
   const std::vector<T> half_boxes = testing::StoredAs<T>(boxes), half_scores = testing::StoredAs<T>(scores);
   const std::vector<float> float_boxes = testing::FloatsOf(half_boxes), float_scores = testing::FloatsOf(half_scores);
   const float on_a_half_value = float_scores[5];

@@ -16,6 +16,10 @@ import onnxscript
 import torch
 
 DOMAIN = "opbridge"
+OPSET_VERSION = 1
+OPBRIDGE = onnxscript.values.Opset(DOMAIN, OPSET_VERSION)
+WRAPPERS = onnxscript.values.Opset("opbridge.export", 1)
+
 # The half dtypes whose values the ops' eager implementations compute on in float32, as the kernels
 # do (and as PyTorch's autocast runs torchvision's ops), rounding each result once.
 HALF_DTYPES = (torch.float16, torch.bfloat16)
@@ -26,9 +30,6 @@ def float32_of_half(*tensors):
     where no input is half)."""
     half = next((t.dtype for t in tensors if t.dtype in HALF_DTYPES), None)
     return tuple(t.float() if t.dtype in HALF_DTYPES else t for t in tensors), half
-OPSET_VERSION = 1
-OPBRIDGE = onnxscript.values.Opset(DOMAIN, OPSET_VERSION)
-WRAPPERS = onnxscript.values.Opset("opbridge.export", 1)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,7 +39,6 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_level.h"
-#include "core/half_storage.h"
 #include "kernels/shared/group_norm_stats.h"
 
 namespace opbridge::cpu {

@@ -24,14 +24,6 @@ Status RunGroupNorm(const OrtApi& api, OrtKernelContext* ctx, const InputTensor&
   });
 }
 
-// The tutorial's num_groups, a value of the input's dtype, as a float.
-Status NumGroupsValue(const InputTensor& groups, float* value) {
-  return ForFloatStorage(groups.type, [&](auto type) {
-    *value = shared::Load(groups.Data<decltype(type)>());
-    return Status::Ok();
-  });
-}
-
 }  // namespace
 
 Status InferShapeOfInput(const ShapeInference& infer) {
@@ -91,7 +83,7 @@ Status TutorialGroupNormOp::Inputs(const OrtApi& api, OrtKernelContext* ctx, Inp
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, 3, bias));
   OPBRIDGE_RETURN_IF_ERROR(CheckNumGroupsTensorShape(groups.shape));
   float groups_value = 0.0f;
-  OPBRIDGE_RETURN_IF_ERROR(NumGroupsValue(groups, &groups_value));
+  OPBRIDGE_RETURN_IF_ERROR(FirstFloatOf(groups, &groups_value));  // of the input's dtype
   OPBRIDGE_RETURN_IF_ERROR(NumGroupsFromValue(groups_value, num_groups));
   return CheckGroupNormShapes(input->shape, *num_groups, &scale->shape, &bias->shape);
 }

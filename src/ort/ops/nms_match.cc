@@ -9,16 +9,12 @@ namespace {
 
 constexpr ONNXTensorElementDataType kInt64 = ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
 
-// Reads a threshold input: one float32 value, shape [1] or [].
+// Reads a threshold input: one value of the op's float type, shape [1] or [].
 Status ReadThreshold(const OrtApi& api, OrtKernelContext* ctx, size_t index, const char* name, float* value) {
   InputTensor t;
   OPBRIDGE_RETURN_IF_ERROR(GetInput(api, ctx, index, &t));
   OPBRIDGE_RETURN_IF_ERROR(CheckThresholdShape(name, t.shape));
-  // Of the boxes' dtype (the op's type parameter): float32 or half storage.
-  return ForFloatStorage(t.type, [&](auto type) {
-    *value = shared::Load(t.Data<decltype(type)>());
-    return Status::Ok();
-  });
+  return FirstFloatOf(t, value);  // of the boxes' dtype (the op's type parameter)
 }
 
 }  // namespace
